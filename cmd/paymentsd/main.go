@@ -1,0 +1,233 @@
+// Command paymentsd runs the payments service.
+//
+//	paymentsd [serve] [flags]               run the HTTP API (default)
+//	paymentsd platforms create --name NAME  create a platform, print its tokens as JSON
+//
+// Configuration comes from flags, or from the environment variables named in
+// each flag's help; a flag wins over its variable.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/httpapi"
+	"github.com/paymentsd/paymentsd/internal/platforms"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "paymentsd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) >= 2 && args[0] == "platforms" && args[1] == "create" {
+		return platformsCreate(ctx, args[2:], stdout, stderr)
+	}
+	if len(args) >= 1 && args[0] == "serve" {
+		args = args[1:]
+	}
+	if len(args) >= 1 && !strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("unknown command %q (commands: serve, platforms create)", args[0])
+	}
+	return serve(ctx, args, stdout, stderr)
+}
+
+// settings are the service's configuration.
+type settings struct {
+	addr            string
+	databaseURL     string
+	logLevel        string
+	logFormat       string
+	sandboxToken    string
+	productionToken string
+	rateLimit       float64
+	maxBodyBytes    int64
+	shutdownTimeout time.Duration
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envFloat(name string, def float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int64) int64 {
+	if v, err := strconv.ParseInt(os.Getenv(name), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func databaseFlag(fs *flag.FlagSet, dst *string) {
+	fs.StringVar(dst, "database-url", env("PAYMENTS_DATABASE_URL", "sqlite:./data/payments.db"),
+		"database: sqlite:PATH or postgres://… ($PAYMENTS_DATABASE_URL)")
+}
+
+func parseServe(args []string, stderr io.Writer) (settings, error) {
+	var s settings
+	fs := flag.NewFlagSet("paymentsd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&s.addr, "addr", env("PAYMENTS_ADDR", "127.0.0.1:8080"), "listen address ($PAYMENTS_ADDR)")
+	databaseFlag(fs, &s.databaseURL)
+	fs.StringVar(&s.logLevel, "log-level", env("PAYMENTS_LOG_LEVEL", "info"), "debug, info, warn or error ($PAYMENTS_LOG_LEVEL)")
+	fs.StringVar(&s.logFormat, "log-format", env("PAYMENTS_LOG_FORMAT", "json"), "json or text ($PAYMENTS_LOG_FORMAT)")
+	fs.Float64Var(&s.rateLimit, "rate-limit", envFloat("PAYMENTS_RATE_LIMIT", 100),
+		"requests per second per API token, 0 or less disables ($PAYMENTS_RATE_LIMIT)")
+	fs.Int64Var(&s.maxBodyBytes, "max-body-bytes", envInt("PAYMENTS_MAX_BODY_BYTES", 1<<20),
+		"largest JSON request body ($PAYMENTS_MAX_BODY_BYTES)")
+	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on SIGTERM")
+	s.sandboxToken = os.Getenv("PAYMENTS_SANDBOX_TOKEN")
+	s.productionToken = os.Getenv("PAYMENTS_PRODUCTION_TOKEN")
+	if err := fs.Parse(args); err != nil {
+		return s, err
+	}
+	if fs.NArg() > 0 {
+		return s, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return s, nil
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want json or text", format)
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseServe(args, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.logLevel, cfg.logFormat, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	db, err := store.Open(ctx, cfg.databaseURL, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	version, _ := db.SchemaVersion(ctx)
+	log.Info("database ready", "engine", string(db.Engine()), "schema_version", version)
+
+	p, created, err := platforms.Bootstrap(ctx, db)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if created != nil {
+		// Shown once, on first start: the secrets are not stored in clear.
+		fmt.Fprintf(stdout, "\nCreated the default platform %s.\nSave these credentials now; they are not shown again.\n"+
+			"  sandbox token:    %s\n  production token: %s\n\n", created.PlatformID, created.SandboxToken, created.ProductionToken)
+	}
+	for envName, creds := range map[string]string{store.EnvSandbox: cfg.sandboxToken, store.EnvProduction: cfg.productionToken} {
+		if creds == "" {
+			continue
+		}
+		if err := platforms.EnsureToken(ctx, db, p.ID, envName, creds); err != nil {
+			return fmt.Errorf("PAYMENTS_%s_TOKEN: %w", strings.ToUpper(envName), err)
+		}
+	}
+
+	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: cfg.rateLimit})
+	if err != nil {
+		return err
+	}
+	go api.RunMaintenance(ctx)
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "api", "http://"+ln.Addr().String()+"/"+httpapi.Version+"/",
+		"platform_id", p.ID)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down; waiting for in-flight requests", "timeout", cfg.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func platformsCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("paymentsd platforms create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var name, dbURL string
+	fs.StringVar(&name, "name", "", "platform name (required)")
+	databaseFlag(fs, &dbURL)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if strings.TrimSpace(name) == "" {
+		return errors.New("--name is required")
+	}
+	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, _, err := platforms.Bootstrap(ctx, db); err != nil {
+		return err
+	}
+	c, err := platforms.Create(ctx, db, name, false)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(c)
+}

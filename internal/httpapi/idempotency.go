@@ -1,0 +1,162 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// idempotent runs rt under its Idempotency-Key (R-IDEM-*): the first request
+// runs; a repeat with the same method, path and body replays the stored
+// status and body; the same key with a different request is 409 CONFLICT; a
+// repeat while the first is still running waits for it, then replays (or gets
+// 409 OPERATION_IN_PROGRESS if it takes too long).
+func (s *Server) idempotent(rt route, w http.ResponseWriter, r *http.Request) error {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		if rt.requireIdem {
+			return idemKeyError("required", "this endpoint requires an Idempotency-Key header")
+		}
+		return rt.h(w, r)
+	}
+	if len(key) > idempotency.MaxKeyLength {
+		return idemKeyError(apierr.MaxLength, fmt.Sprintf("must be at most %d characters", idempotency.MaxKeyLength))
+	}
+	tenant := principal(r).Tenant
+	hash := requestHash(r)
+	lock := randomToken()
+	deadline := time.Now().Add(s.opts.IdempotencyWait)
+	for {
+		rec, claimed, err := s.db.ClaimIdempotencyKey(r.Context(), tenant, key, hash, lock, s.db.Now().Add(s.opts.IdempotencyLock))
+		if errors.Is(err, store.ErrConflict) {
+			continue // lost an insert race; read the winner's record
+		}
+		if err != nil {
+			return err
+		}
+		if claimed {
+			break
+		}
+		if rec.RequestHash != hash {
+			return apierr.Conflict("This Idempotency-Key was already used with a different request; use a new key for a new request")
+		}
+		if rec.Done() {
+			replay(w, rec.StatusCode, rec.ResponseBody)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return apierr.New(apierr.CodeOperationInProgress, "A request with this Idempotency-Key is still in progress; retry later with the same key")
+		}
+		select {
+		case <-r.Context().Done():
+			return r.Context().Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	claim := &idempotency.Claim{Tenant: tenant, Key: key, LockToken: lock}
+	rec := &recorder{header: http.Header{}}
+	err := rt.h(rec, r.WithContext(idempotency.With(r.Context(), claim)))
+	if err != nil {
+		rec = &recorder{header: http.Header{}}
+		s.writeError(rec, r, err)
+	}
+	// Settle the key without the request's context: the client leaving must
+	// not leave the key half-settled.
+	ctx := context.WithoutCancel(r.Context())
+	stored, err := s.db.Write().GetIdempotencyKey(ctx, tenant, key)
+	switch {
+	case err == nil && stored.Done() && stored.LockToken == lock:
+		// The service recorded its response with its effect; that is the
+		// response, now and on every replay.
+		rec.status, rec.body = stored.StatusCode, stored.ResponseBody
+	case err == nil && !stored.Done() && stored.LockToken == lock:
+		if replayable(rec.status) {
+			err = s.db.Write().CompleteIdempotencyKey(ctx, tenant, key, lock, rec.status, rec.body)
+		} else {
+			err = s.db.Write().ReleaseIdempotencyKey(ctx, tenant, key, lock)
+		}
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(rec.body)
+	return nil
+}
+
+// replayable reports whether a response is stored for replay. Server errors
+// and the statuses the spec says are re-run on retry (409, 410, 424; R-IDEM-11)
+// are not; nor is 429, which asks the client to come back.
+func replayable(status int) bool {
+	switch {
+	case status >= 500, status == http.StatusConflict, status == http.StatusGone,
+		status == http.StatusFailedDependency, status == http.StatusTooManyRequests:
+		return false
+	}
+	return true
+}
+
+func replay(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Idempotent-Replayed", "true")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func idemKeyError(constraint, msg string) error {
+	var f apierr.Fields
+	f.Add("Idempotency-Key", constraint, "%s", msg)
+	return f.Err()
+}
+
+// requestHash identifies "the same request": method, path with query, body.
+func requestHash(r *http.Request) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %s\n", r.Method, r.URL.RequestURI())
+	h.Write(bytes.TrimSpace(bodyOf(r)))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// recorder captures a response so it can be stored before it is sent.
+type recorder struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body = append(r.body, b...)
+	return len(b), nil
+}

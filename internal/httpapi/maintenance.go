@@ -1,0 +1,30 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+)
+
+// IdempotencyRetention is how long a finished Idempotency-Key is replayed
+// (R-IDEM-02 needs at least 24 hours).
+const IdempotencyRetention = 48 * time.Hour
+
+// RunMaintenance purges expired idempotency keys every few minutes until ctx
+// ends. Every node may run it; the deletes are idempotent.
+func (s *Server) RunMaintenance(ctx context.Context) {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		n, err := s.db.Write().PurgeIdempotencyKeys(ctx, s.db.Now().Add(-IdempotencyRetention))
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("purge idempotency keys", "error", err.Error())
+		} else if n > 0 {
+			s.log.Debug("purged idempotency keys", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

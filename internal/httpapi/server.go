@@ -1,0 +1,106 @@
+// Package httpapi is the HTTP layer: routing under /2025-10-13/, credentials,
+// idempotency, strict request decoding, pagination and the one mapping from
+// errors to responses. Handlers are thin: decode, call a service, encode.
+package httpapi
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/page"
+	"github.com/paymentsd/paymentsd/internal/platformconfig"
+	"github.com/paymentsd/paymentsd/internal/ratelimit"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/tokens"
+)
+
+// Version is the API major version, the first path segment (R-VER-01).
+const Version = "2025-10-13"
+
+// Options configure the HTTP layer.
+type Options struct {
+	// MaxBodyBytes caps JSON request bodies (default 1 MiB); larger is 413.
+	MaxBodyBytes int64
+	// RateLimit is requests per second per token (default 100), with bursts
+	// of RateBurst (default 2×RateLimit). Zero or less disables limiting.
+	RateLimit float64
+	RateBurst int
+	// IdempotencyWait is how long a duplicate request waits for the first one
+	// to finish before getting 409 OPERATION_IN_PROGRESS (default 10s).
+	IdempotencyWait time.Duration
+	// IdempotencyLock is how long a claim on a key holds before a retry may
+	// take it over because its holder died (default 60s).
+	IdempotencyLock time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.RateLimit == 0 {
+		o.RateLimit = 100
+	}
+	if o.RateBurst <= 0 {
+		o.RateBurst = int(2 * o.RateLimit)
+		if o.RateBurst < 1 {
+			o.RateBurst = 1
+		}
+	}
+	if o.IdempotencyWait <= 0 {
+		o.IdempotencyWait = 10 * time.Second
+	}
+	if o.IdempotencyLock <= 0 {
+		o.IdempotencyLock = 60 * time.Second
+	}
+}
+
+// Server holds the services the handlers call.
+type Server struct {
+	db      *store.DB
+	tokens  *tokens.Service
+	config  *platformconfig.Service
+	cursors *page.Codec
+	log     *slog.Logger
+	metrics *metrics
+	limiter *ratelimit.Limiter
+	opts    Options
+	mux     *http.ServeMux
+	handler http.Handler
+}
+
+// New builds the server and its routes.
+func New(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) (*Server, error) {
+	opts.defaults()
+	secret, err := db.ServerSecret(ctx, "cursor-hmac")
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{
+		db:      db,
+		tokens:  &tokens.Service{DB: db},
+		config:  &platformconfig.Service{DB: db},
+		cursors: page.NewCodec(secret),
+		log:     log,
+		metrics: newMetrics(),
+		opts:    opts,
+		mux:     http.NewServeMux(),
+	}
+	if opts.RateLimit > 0 {
+		s.limiter = ratelimit.New(opts.RateLimit, opts.RateBurst)
+	}
+	s.routes()
+	s.handler = s.requestID(s.observe(s.recoverPanics(s.mux)))
+	return s, nil
+}
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Tokens exposes the token service (the command line uses it).
+func (s *Server) Tokens() *tokens.Service { return s.tokens }

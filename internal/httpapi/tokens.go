@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/page"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/tokens"
+)
+
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
+	var req tokens.CreateRequest
+	if err := decode(r, &req, func() error { return req.Validate(s.db.Now()) }); err != nil {
+		return err
+	}
+	tok, err := s.tokens.Create(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store") // the response carries a secret
+	writeJSON(w, http.StatusCreated, tok)
+	return nil
+}
+
+func (s *Server) getToken(w http.ResponseWriter, r *http.Request) error {
+	tok, err := s.tokens.Get(r.Context(), principal(r).Tenant, r.PathValue("tokenId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tok)
+	return nil
+}
+
+func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request) error {
+	if err := s.tokens.Delete(r.Context(), principal(r).Tenant, r.PathValue("tokenId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	filter := store.TokenFilter{
+		Name:          q.Get("name"),
+		CreatedAfter:  queryTime(&f, q, "createdAfter"),
+		CreatedBefore: queryTime(&f, q, "createdBefore"),
+		UpdatedAfter:  queryTime(&f, q, "updatedAfter"),
+		UpdatedBefore: queryTime(&f, q, "updatedBefore"),
+	}
+	pr, perr := s.cursors.Parse(q, page.Scope("tokens", q))
+	if err := apierr.MergeFields(f.Err(), perr); err != nil {
+		return err
+	}
+	rows, total, err := s.tokens.List(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page.Build(s.cursors, pr, rows, total, func(t tokens.Token) string { return t.ID }))
+	return nil
+}
+
+// queryTime parses an optional RFC 3339 query parameter.
+func queryTime(f *apierr.Fields, q map[string][]string, name string) *time.Time {
+	vals := q[name]
+	if len(vals) == 0 || vals[0] == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, vals[0])
+	if err != nil {
+		f.Add(name, apierr.Format, "must be an RFC 3339 date-time such as 2025-10-13T09:30:00Z")
+		return nil
+	}
+	return &t
+}

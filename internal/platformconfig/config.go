@@ -1,0 +1,193 @@
+// Package platformconfig owns a tenant's configuration (GET/PATCH /config):
+// webhook endpoint, supported currencies, platform fees, UMA domain, card caps
+// and card-tokenization messaging (R-TOKCFG-05..08).
+package platformconfig
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// Config is the API's PlatformConfig.
+type Config struct {
+	ID                              string           `json:"id"`
+	UmaDomain                       *string          `json:"umaDomain,omitempty"`
+	WebhookEndpoint                 *string          `json:"webhookEndpoint,omitempty"`
+	SupportedCurrencies             []CurrencyConfig `json:"supportedCurrencies"`
+	IsRegulatedFinancialInstitution bool             `json:"isRegulatedFinancialInstitution"`
+	FeeConfigs                      []FeeConfig      `json:"feeConfigs"`
+	CardConfigs                     CardConfigs      `json:"cardConfigs"`
+	CardTokenization2faConfig       Tokenization2FA  `json:"cardTokenization2faConfig"`
+	CreatedAt                       time.Time        `json:"createdAt"`
+	UpdatedAt                       time.Time        `json:"updatedAt"`
+}
+
+// CurrencyConfig is one supported currency and its send bounds.
+type CurrencyConfig struct {
+	CurrencyCode               string              `json:"currencyCode"`
+	MinAmount                  int64               `json:"minAmount"`
+	MaxAmount                  int64               `json:"maxAmount"`
+	RequiredCounterpartyFields []CounterpartyField `json:"requiredCounterpartyFields"`
+	EnabledTransactionTypes    []string            `json:"enabledTransactionTypes"`
+}
+
+// CounterpartyField names payer data the platform requires.
+type CounterpartyField struct {
+	Name      string `json:"name"`
+	Mandatory bool   `json:"mandatory"`
+}
+
+// FeeConfig is a platform fee added on top of the service's fees, unique by
+// (feeType, sourceCurrency).
+type FeeConfig struct {
+	FeeType        string   `json:"feeType"`
+	SourceCurrency string   `json:"sourceCurrency"`
+	VariableFeeBps int64    `json:"variableFeeBps"`
+	FixedFee       FixedFee `json:"fixedFee"`
+}
+
+// FixedFee is a per-transaction amount.
+type FixedFee struct {
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// CardConfigs are platform-wide card settings. Unset values are reported as
+// null so clients can tell "no cap" from a missing field.
+type CardConfigs struct {
+	PinTargetOrigin        *string `json:"pinTargetOrigin"`
+	PanRevealCssUrl        *string `json:"panRevealCssUrl"`
+	MaxSpendPerTransaction *int64  `json:"maxSpendPerTransaction"`
+	MaxSpendPerDay         *int64  `json:"maxSpendPerDay"`
+	MaxTransactionsPerDay  *int64  `json:"maxTransactionsPerDay"`
+}
+
+// Tokenization2FA brands the codes sent when a card is added to a digital wallet.
+type Tokenization2FA struct {
+	DisplayName *string               `json:"displayName,omitempty"`
+	LogoUrl     *string               `json:"logoUrl,omitempty"`
+	Email       *Tokenization2FAEmail `json:"email,omitempty"`
+	Sms         *Tokenization2FASms   `json:"sms,omitempty"`
+}
+
+// Tokenization2FAEmail is the email sender of tokenization codes.
+type Tokenization2FAEmail struct {
+	FromAddress    *string `json:"fromAddress,omitempty"`
+	FromName       *string `json:"fromName,omitempty"`
+	ReplyToAddress *string `json:"replyToAddress,omitempty"`
+	Subject        *string `json:"subject,omitempty"`
+	BodyText       *string `json:"bodyText,omitempty"`
+}
+
+// Tokenization2FASms is the SMS sender of tokenization codes.
+type Tokenization2FASms struct {
+	TemplateSid *string `json:"templateSid,omitempty"`
+	BodyText    *string `json:"bodyText,omitempty"`
+}
+
+// document is what is stored: the configuration without identity and times.
+type document struct {
+	UmaDomain                 *string          `json:"umaDomain,omitempty"`
+	WebhookEndpoint           *string          `json:"webhookEndpoint,omitempty"`
+	SupportedCurrencies       []CurrencyConfig `json:"supportedCurrencies"`
+	FeeConfigs                []FeeConfig      `json:"feeConfigs"`
+	CardConfigs               CardConfigs      `json:"cardConfigs"`
+	CardTokenization2faConfig Tokenization2FA  `json:"cardTokenization2faConfig"`
+}
+
+// defaultDocument is a new tenant's configuration: USD only, no webhook yet.
+func defaultDocument() document {
+	return document{
+		SupportedCurrencies: []CurrencyConfig{{
+			CurrencyCode: "USD", MinAmount: 1, MaxAmount: 100_000_000_00,
+			RequiredCounterpartyFields: []CounterpartyField{},
+			EnabledTransactionTypes:    []string{"INCOMING", "OUTGOING"},
+		}},
+		FeeConfigs: []FeeConfig{},
+	}
+}
+
+// Service reads and changes configurations.
+type Service struct {
+	DB *store.DB
+}
+
+// Provision stores the default configuration for a new tenant, inside the
+// transaction that creates the platform.
+func Provision(ctx context.Context, tx *store.Tx, t store.Tenant) error {
+	doc, err := json.Marshal(defaultDocument())
+	if err != nil {
+		return err
+	}
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	return tx.InsertPlatformConfig(ctx, store.PlatformConfig{
+		ID: id.New(id.PlatformConfig), Tenant: t, Document: doc, CreatedAt: now, UpdatedAt: now})
+}
+
+// Get returns the tenant's configuration.
+func (s *Service) Get(ctx context.Context, t store.Tenant) (Config, error) {
+	row, err := s.DB.Read().GetPlatformConfig(ctx, t, false)
+	if err != nil {
+		return Config{}, err
+	}
+	return s.render(ctx, row)
+}
+
+// Update applies a validated patch atomically and returns the result.
+func (s *Service) Update(ctx context.Context, t store.Tenant, p Patch) (Config, error) {
+	if err := p.Validate(t.Env); err != nil {
+		return Config{}, err
+	}
+	var out store.PlatformConfig
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		row, err := tx.GetPlatformConfig(ctx, t, true)
+		if err != nil {
+			return err
+		}
+		var doc document
+		if err := json.Unmarshal(row.Document, &doc); err != nil {
+			return fmt.Errorf("platformconfig: stored document: %w", err)
+		}
+		doc = p.apply(doc)
+		if row.Document, err = json.Marshal(doc); err != nil {
+			return err
+		}
+		row.UpdatedAt = tx.Now().UTC().Truncate(time.Microsecond)
+		out = row
+		return tx.UpdatePlatformConfig(ctx, row)
+	})
+	if err != nil {
+		return Config{}, err
+	}
+	return s.render(ctx, out)
+}
+
+func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config, error) {
+	var doc document
+	if err := json.Unmarshal(row.Document, &doc); err != nil {
+		return Config{}, fmt.Errorf("platformconfig: stored document: %w", err)
+	}
+	p, err := s.DB.Read().GetPlatform(ctx, row.Tenant.PlatformID)
+	if err != nil {
+		return Config{}, errors.Join(errors.New("platformconfig: platform of config"), err)
+	}
+	if doc.SupportedCurrencies == nil {
+		doc.SupportedCurrencies = []CurrencyConfig{}
+	}
+	if doc.FeeConfigs == nil {
+		doc.FeeConfigs = []FeeConfig{}
+	}
+	return Config{
+		ID: row.ID, UmaDomain: doc.UmaDomain, WebhookEndpoint: doc.WebhookEndpoint,
+		SupportedCurrencies: doc.SupportedCurrencies, IsRegulatedFinancialInstitution: p.Regulated,
+		FeeConfigs: doc.FeeConfigs, CardConfigs: doc.CardConfigs,
+		CardTokenization2faConfig: doc.CardTokenization2faConfig,
+		CreatedAt:                 row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	}, nil
+}

@@ -1,0 +1,115 @@
+// Package platforms creates tenants and bootstraps the default one: a platform
+// with a sandbox and a production TRANSACT token and a default configuration
+// for each environment.
+package platforms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/platformconfig"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// Created is what creating a platform returns. Tokens are "clientId:secret",
+// ready for HTTP Basic; their secrets are shown this once.
+type Created struct {
+	PlatformID      string `json:"platformId"`
+	SandboxToken    string `json:"sandboxToken"`
+	ProductionToken string `json:"productionToken"`
+}
+
+// Create makes a platform with one TRANSACT token per environment.
+func Create(ctx context.Context, db *store.DB, name string, isDefault bool) (Created, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 255 {
+		return Created{}, errors.New("platform name must be 1 to 255 characters")
+	}
+	var out Created
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		now := tx.Now().UTC().Truncate(time.Microsecond)
+		p := store.Platform{ID: id.New(id.Platform), Name: name, IsDefault: isDefault, CreatedAt: now}
+		if err := tx.InsertPlatform(ctx, p); err != nil {
+			return err
+		}
+		out = Created{PlatformID: p.ID}
+		for _, env := range []string{store.EnvSandbox, store.EnvProduction} {
+			t := store.Tenant{PlatformID: p.ID, Env: env}
+			if err := platformconfig.Provision(ctx, tx, t); err != nil {
+				return err
+			}
+			clientID, secret := auth.NewClientID(), auth.NewSecret()
+			if err := tx.InsertToken(ctx, store.Token{
+				ID: id.New(id.Token), PlatformID: p.ID, Env: env, ClientID: clientID,
+				SecretHash: auth.HashSecret(secret), Name: "Initial " + env + " token",
+				Permissions: []string{auth.Transact}, CreatedAt: now, UpdatedAt: now,
+			}); err != nil {
+				return err
+			}
+			if env == store.EnvSandbox {
+				out.SandboxToken = clientID + ":" + secret
+			} else {
+				out.ProductionToken = clientID + ":" + secret
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Bootstrap makes sure the default platform exists. created is non-nil only
+// when this call created it (first start), so its tokens can be shown once.
+func Bootstrap(ctx context.Context, db *store.DB) (p store.Platform, created *Created, err error) {
+	p, err = db.Read().DefaultPlatform(ctx)
+	if err == nil {
+		return p, nil, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return store.Platform{}, nil, err
+	}
+	c, err := Create(ctx, db, "Default platform", true)
+	if errors.Is(err, store.ErrConflict) {
+		// Another node created it first.
+		p, err = db.Read().DefaultPlatform(ctx)
+		return p, nil, err
+	}
+	if err != nil {
+		return store.Platform{}, nil, err
+	}
+	p, err = db.Read().GetPlatform(ctx, c.PlatformID)
+	return p, &c, err
+}
+
+// EnsureToken makes the exact credentials "clientId:secret" exist as a
+// TRANSACT token of platformID in env, creating or resetting the token. A
+// client id that belongs to another platform is refused.
+func EnsureToken(ctx context.Context, db *store.DB, platformID, env, credentials string) error {
+	clientID, secret, ok := strings.Cut(credentials, ":")
+	if !ok || clientID == "" || secret == "" {
+		return fmt.Errorf("credentials must look like <id>:<secret>")
+	}
+	if len(clientID) > 128 || strings.ContainsAny(clientID, " \t\r\n") {
+		return fmt.Errorf("token id must be at most 128 characters without spaces")
+	}
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		now := tx.Now().UTC().Truncate(time.Microsecond)
+		want := store.Token{PlatformID: platformID, Env: env, ClientID: clientID, SecretHash: auth.HashSecret(secret),
+			Permissions: []string{auth.Transact}, UpdatedAt: now}
+		cur, err := tx.TokenByClientID(ctx, clientID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			want.ID, want.Name, want.CreatedAt = id.New(id.Token), "Configured "+env+" token", now
+			return tx.InsertToken(ctx, want)
+		case err != nil:
+			return err
+		case cur.PlatformID != platformID:
+			return fmt.Errorf("token id %q belongs to another platform", clientID)
+		}
+		return tx.ResetToken(ctx, want)
+	})
+}

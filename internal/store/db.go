@@ -1,0 +1,192 @@
+// Package store is the persistence layer. One implementation over
+// database/sql serves two engines: SQLite (embedded default, zero setup) and
+// PostgreSQL (production, several nodes). Queries are written once with "?"
+// placeholders and rebound for PostgreSQL; the few places where the engines
+// differ ask the Engine. The contract suite in this package's tests runs
+// against both.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+// Engine names a database engine.
+type Engine string
+
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// DB is an open store. It is safe for concurrent use.
+type DB struct {
+	engine Engine
+	write  *sql.DB // SQLite: one connection, so writers queue in Go, never on SQLITE_BUSY
+	read   *sql.DB // SQLite: a pool of read-only connections; PostgreSQL: same pool as write
+	now    func() time.Time
+}
+
+// Options tune Open.
+type Options struct {
+	// MaxConns caps PostgreSQL connections and SQLite readers (default 16).
+	MaxConns int
+}
+
+// Open connects to url: "sqlite:PATH" (the directory is created if missing)
+// or "postgres://…"/"postgresql://…". It applies pending migrations.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 16
+	}
+	db := &DB{now: time.Now}
+	switch {
+	case strings.HasPrefix(url, "sqlite:"):
+		path := strings.TrimPrefix(url, "sqlite:")
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			return nil, errors.New("store: sqlite URL needs a path, e.g. sqlite:./data/payments.db")
+		}
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("store: create %s: %w", dir, err)
+			}
+		}
+		// synchronous(FULL): a committed transfer survives power loss, not
+		// only a process crash. _txlock=immediate takes the write lock at
+		// BEGIN, so a transaction never fails half way on an upgrade.
+		base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+		w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+		if err != nil {
+			return nil, err
+		}
+		w.SetMaxOpenConns(1)
+		w.SetConnMaxLifetime(0)
+		r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		r.SetMaxOpenConns(opts.MaxConns)
+		db.engine, db.write, db.read = SQLite, w, r
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		p, err := sql.Open("pgx", url)
+		if err != nil {
+			return nil, err
+		}
+		p.SetMaxOpenConns(opts.MaxConns)
+		p.SetMaxIdleConns(opts.MaxConns)
+		p.SetConnMaxIdleTime(5 * time.Minute)
+		db.engine, db.write, db.read = Postgres, p, p
+	default:
+		return nil, fmt.Errorf("store: unsupported database URL %q (want sqlite:PATH or postgres://…)", redactURL(url))
+	}
+	if err := db.write.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// redactURL hides a password in a connection URL so it can be logged.
+func redactURL(u string) string {
+	at := strings.Index(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return u
+	}
+	creds := u[scheme+3 : at]
+	if user, _, ok := strings.Cut(creds, ":"); ok {
+		return u[:scheme+3] + user + ":***" + u[at:]
+	}
+	return u
+}
+
+// Close releases the connections.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Engine reports which engine backs the store.
+func (db *DB) Engine() Engine { return db.engine }
+
+// SetClock replaces the time source (tests).
+func (db *DB) SetClock(now func() time.Time) { db.now = now }
+
+// Now is the store's clock.
+func (db *DB) Now() time.Time { return db.now() }
+
+// Ping checks the database answers (readiness).
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.write.PingContext(ctx); err != nil {
+		return err
+	}
+	return db.read.PingContext(ctx)
+}
+
+// Read returns a querier for reads outside a transaction.
+func (db *DB) Read() Q { return Q{engine: db.engine, x: db.read, now: db.now} }
+
+// Tx is a write transaction. Its Q methods run inside it.
+type Tx struct {
+	Q
+	tx *sql.Tx
+}
+
+// InTx runs fn in a write transaction and commits it when fn returns nil.
+// On PostgreSQL a serialization failure or deadlock retries fn from the start
+// (a few times), so fn must not have effects outside the transaction.
+func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
+	const attempts = 5
+	var err error
+	for i := range attempts {
+		err = db.inTxOnce(ctx, fn)
+		if err == nil || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	tx := &Tx{Q: Q{engine: db.engine, x: sqlTx, now: db.now}, tx: sqlTx}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = sqlTx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return classify(fmt.Errorf("store: commit: %w", err))
+	}
+	return nil
+}
+
+// Write returns a querier for single-statement writes outside a transaction.
+func (db *DB) Write() Q { return Q{engine: db.engine, x: db.write, now: db.now} }

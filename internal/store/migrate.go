@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Migrations are plain SQL that both engines accept (TEXT, BIGINT, INTEGER,
+// BOOLEAN, partial indexes), numbered NNNN_name.sql and applied in order, each
+// once, in one transaction. On PostgreSQL an advisory lock keeps several nodes
+// starting at once from racing.
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("store: migration %s: name must start with a number and '_'", e.Name())
+		}
+		body, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("store: two migrations numbered %d", ms[i].version)
+		}
+	}
+	return ms, nil
+}
+
+// statements splits a migration at semicolons that end a line.
+func statements(sql string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(sql, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+		if strings.HasSuffix(trimmed, ";") {
+			if s := strings.TrimSpace(cur.String()); s != ";" {
+				out = append(out, s)
+			}
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		if db.engine == Postgres {
+			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(727378)"); err != nil {
+				return fmt.Errorf("store: migration lock: %w", err)
+			}
+		}
+		if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+			return fmt.Errorf("store: schema_migrations: %w", err)
+		}
+		applied := map[int]bool{}
+		rows, err := tx.query(ctx, "SELECT version FROM schema_migrations")
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return err
+			}
+			applied[v] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if applied[m.version] {
+				continue
+			}
+			for _, stmt := range statements(m.sql) {
+				if _, err := tx.exec(ctx, stmt); err != nil {
+					return fmt.Errorf("store: migration %s: %w", m.name, err)
+				}
+			}
+			if _, err := tx.exec(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+				m.version, m.name, toMicros(db.now())); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SchemaVersion reports the highest applied migration.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := db.Read().queryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v)
+	return v, err
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Typed errors every engine maps its own failures to.
+var (
+	ErrNotFound = errors.New("store: not found")
+	ErrConflict = errors.New("store: unique constraint violated")
+)
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Q runs queries written with "?" placeholders on either engine.
+type Q struct {
+	engine Engine
+	x      execer
+	now    func() time.Time
+}
+
+// Engine reports the engine behind q.
+func (q Q) Engine() Engine { return q.engine }
+
+// Now is the store clock.
+func (q Q) Now() time.Time { return q.now() }
+
+func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := q.x.ExecContext(ctx, q.rebind(query), args...)
+	return res, classify(err)
+}
+
+func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	rows, err := q.x.QueryContext(ctx, q.rebind(query), args...)
+	return rows, classify(err)
+}
+
+func (q Q) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.x.QueryRowContext(ctx, q.rebind(query), args...)
+}
+
+// forUpdate is the row-lock suffix; SQLite needs none because it has a single
+// writer.
+func (q Q) forUpdate() string {
+	if q.engine == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// rebind turns "?" into "$1, $2…" for PostgreSQL. Our SQL never holds "?"
+// inside literals.
+func (q Q) rebind(query string) string {
+	if q.engine != Postgres || !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}
+
+// classify maps engine errors to the typed errors above.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "23505" {
+		return errors.Join(ErrConflict, err)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return errors.Join(ErrConflict, err)
+		}
+	}
+	return err
+}
+
+// retryable reports PostgreSQL serialization failures and deadlocks.
+func retryable(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
+}
+
+// Time is stored as integer microseconds since the Unix epoch in UTC: one
+// representation that sorts, compares and round-trips identically on both
+// engines.
+func toMicros(t time.Time) int64 { return t.UTC().UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: toMicros(*t), Valid: true}
+}
+
+func timePtr(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMicros(n.Int64)
+	return &t
+}
