@@ -17,6 +17,7 @@ const (
 	CodeInternal            = "INTERNAL_ERROR"
 	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
 	CodePayloadTooLarge     = "PAYLOAD_TOO_LARGE"
+	CodeNotReady            = "NOT_READY"
 )
 
 // statusOf is the code-to-status table of Part B "Errors" (rules R-ERR-07 to
@@ -92,5 +93,6 @@ func init() {
 	// R-ERR-22, R-ERR-23, R-ERR-24
 	register(http.StatusInternalServerError, "GRID_SWITCH_ERROR", "INTERNAL_ERROR")
 	register(http.StatusBadGateway, "INVALID_PAYREQ_RESPONSE", "COUNTERPARTY_SERVER_ERROR")
+	register(http.StatusServiceUnavailable, "NOT_READY")
 	register(http.StatusGatewayTimeout, "LOOKUP_REQUEST_FAILED", "QUOTE_REQUEST_FAILED")
 }

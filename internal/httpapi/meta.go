@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/internal/apierr"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
@@ -18,7 +19,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.db.Ping(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database unreachable"})
+		e := apierr.New(apierr.CodeNotReady, "The database does not answer")
+		writeJSON(w, e.Status, map[string]string{"status": "unavailable", "code": e.Code, "reason": e.Reason})
 		return nil
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": string(s.db.Engine())})

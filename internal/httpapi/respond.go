@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -46,15 +45,5 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 		e = apierr.Internal()
 	}
-	if e.Code == apierr.CodeRateLimited {
-		if ra, ok := e.Details["retryAfterSeconds"]; ok {
-			w.Header().Set("Retry-After", toString(ra))
-		}
-	}
 	writeJSON(w, e.Status, e)
-}
-
-func toString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -42,3 +42,21 @@ func (q Q) scanPlatform(row interface{ Scan(...any) error }) (Platform, error) {
 	p.CreatedAt = fromMicros(created)
 	return p, nil
 }
+
+// ListPlatforms returns every platform, oldest first.
+func (q Q) ListPlatforms(ctx context.Context) ([]Platform, error) {
+	rows, err := q.query(ctx, `SELECT id, name, is_default, regulated, created_at FROM platforms ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Platform
+	for rows.Next() {
+		p, err := q.scanPlatform(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, classify(rows.Err())
+}

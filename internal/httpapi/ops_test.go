@@ -1,0 +1,87 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
+)
+
+func TestOps_HealthReadyMetricsDocs(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		expect(t, e.do("GET", "//healthz", nil, withCreds("")), http.StatusOK, "")
+		if r := e.do("GET", "//readyz", nil, withCreds("")); r.Status != 200 || !strings.Contains(string(r.Body), "ready") {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		e.do("GET", "/tokens", nil)
+		m := e.do("GET", "//metrics", nil, withCreds(""))
+		if !strings.Contains(string(m.Body), `paymentsd_http_requests_total{method="GET",route="GET /2025-10-13/tokens",status="200"}`) ||
+			!strings.Contains(string(m.Body), "paymentsd_http_request_duration_seconds_bucket") {
+			t.Fatalf("metrics missing request series:\n%.2000s", m.Body)
+		}
+		if d := e.do("GET", "//openapi.yaml", nil, withCreds("")); !strings.HasPrefix(string(d.Body), "openapi: 3") {
+			t.Fatal("openapi.yaml not served")
+		}
+		if d := e.do("GET", "//docs", nil, withCreds("")); !strings.Contains(d.Header.Get("Content-Type"), "text/html") {
+			t.Fatal("docs not served as HTML")
+		}
+	})
+}
+
+// Readiness follows the database.
+func TestOps_ReadyzFailsWithoutDatabase(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	e := newEnv(t, db, Options{})
+	db.Close()
+	if r := e.do("GET", "//readyz", nil, withCreds("")); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("readyz with a closed database: %d", r.Status)
+	}
+}
+
+// X-Request-Id: a well-formed incoming id is echoed, a bad one replaced.
+func TestOps_RequestID(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		if r := e.do("GET", "/config", nil, withHeader("X-Request-Id", "abc-123")); r.Header.Get("X-Request-Id") != "abc-123" {
+			t.Fatal("incoming request id not echoed")
+		}
+		if r := e.do("GET", "/config", nil, withHeader("X-Request-Id", "bad id\n")); strings.Contains(r.Header.Get("X-Request-Id"), " ") {
+			t.Fatal("malformed request id echoed")
+		}
+		if !strings.Contains(e.logs.String(), `"request_id":"abc-123"`) {
+			t.Fatal("the access log carries the request id")
+		}
+	})
+}
+
+// Logs never carry secrets or the Authorization header.
+func TestOps_LogsHoldNoSecrets(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		r := e.do("POST", "/tokens", `{"name":"n","permissions":["VIEW"]}`)
+		secret := r.JSON(t)["clientSecret"].(string)
+		_, sandboxSecret, _ := strings.Cut(e.sandbox, ":")
+		e.do("GET", "/tokens", nil, withCreds("someone:wrong-password-value"))
+		logs := e.logs.String()
+		for _, s := range []string{secret, sandboxSecret, "wrong-password-value", "Basic "} {
+			if strings.Contains(logs, s) {
+				t.Fatalf("log contains %q", s)
+			}
+		}
+	})
+}
+
+// R-ERR-20: 429 RATE_LIMITED with Retry-After, per token.
+func TestOps_RateLimit_R_ERR_20(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, Options{RateLimit: 0.5, RateBurst: 2})
+		expect(t, e.do("GET", "/config", nil), http.StatusOK, "")
+		expect(t, e.do("GET", "/config", nil), http.StatusOK, "")
+		r := e.do("GET", "/config", nil)
+		expect(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
+		if ra := r.Header.Get("Retry-After"); ra != "2" {
+			t.Fatalf("Retry-After %q", ra)
+		}
+		expect(t, e.do("GET", "/config", nil, withCreds(e.production)), http.StatusOK, "")
+	})
+}
