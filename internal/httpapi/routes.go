@@ -26,8 +26,22 @@ func (s *Server) routes() {
 	s.handle(route{pattern: "GET /config", need: auth.NeedView, h: s.getConfig})
 	s.handle(route{pattern: "PATCH /config", need: auth.NeedWrite, h: s.patchConfig})
 
+	// Capabilities register their own routes (see routeGroups).
+	for _, group := range routeGroups {
+		group(s)
+	}
+
 	s.mux.HandleFunc("/", s.notFound)
 }
+
+// routeGroups lets each capability keep its routes, handlers and service
+// wiring in its own file: the file appends a function from init, e.g.
+//
+//	func init() { routeGroups = append(routeGroups, (*Server).customerRoutes) }
+//
+// Registration order does not matter: ServeMux picks the most specific
+// pattern.
+var routeGroups []func(*Server)
 
 // adapt turns a plain handler into a route handler.
 func adapt(h http.Handler) handlerFunc {

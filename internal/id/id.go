@@ -36,3 +36,7 @@ func Valid(typ, s string) bool {
 	u, err := uuid.Parse(rest)
 	return err == nil && u.String() == rest
 }
+
+// Event ids; other capabilities declare their prefixes in files of their own
+// in this package.
+const Event = "Event"

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -129,16 +130,29 @@ func TestCheckMessageNamesRequest(t *testing.T) {
 // Every route the server registers must be documented at the path it is
 // served on, and every documented operation must be registered.
 func TestRoutesAreDocumented(t *testing.T) {
-	src, err := os.ReadFile("../httpapi/routes.go")
+	// Routes live in routes.go and in each capability's routes_*.go file.
+	files, err := filepath.Glob("../httpapi/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var all []byte
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	src := all
 	routeRE := regexp.MustCompile(`s\.handle\(route\{pattern: "([A-Z]+) (/[^"]*)"([^\n]*)`)
 	matches := routeRE.FindAllStringSubmatch(string(src), -1)
 	// A route written another way (over several lines, say) would be skipped
 	// silently; make that loud instead.
 	if calls := strings.Count(string(src), "s.handle("); calls != len(matches) || calls == 0 {
-		t.Fatalf("routes.go has %d s.handle calls but the pattern matched %d; update the regexp", calls, len(matches))
+		t.Fatalf("the httpapi sources have %d s.handle calls but the pattern matched %d; update the regexp", calls, len(matches))
 	}
 
 	s := load()
@@ -166,7 +180,7 @@ func TestRoutesAreDocumented(t *testing.T) {
 	for path, item := range s.doc.Paths.Map() {
 		for method := range item.Operations() {
 			if !registered[method+" "+path] {
-				t.Errorf("%s %s is documented but routes.go does not register it", method, path)
+				t.Errorf("%s %s is documented but no route registers it", method, path)
 			}
 		}
 	}

@@ -1,0 +1,37 @@
+// Package events records what happened, for webhooks and for the events API.
+// Emit writes to the outbox inside the caller's transaction: the event
+// commits with the change that causes it, or not at all.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// Envelope is what a webhook receiver gets (Part B "Events").
+type Envelope struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	Timestamp time.Time       `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Emit records an event of typ about the resource resourceID; data is the full
+// resource as it is at this moment (it is encoded now, inside tx).
+func Emit(ctx context.Context, tx *store.Tx, t store.Tenant, typ, resourceID string, data any) (Envelope, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Envelope{}, err
+	}
+	env := Envelope{ID: id.New(id.Event), Type: typ, Timestamp: tx.Now().UTC().Truncate(time.Microsecond), Data: raw}
+	b, err := json.Marshal(env)
+	if err != nil {
+		return Envelope{}, err
+	}
+	return env, tx.InsertEvent(ctx, store.Event{ID: env.ID, Tenant: t, Type: typ, ResourceID: resourceID,
+		Envelope: b, CreatedAt: env.Timestamp})
+}

@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Event is one row of the outbox. Envelope is the exact JSON delivered:
+// {id, type, timestamp, data}.
+type Event struct {
+	ID         string
+	Tenant     Tenant
+	Type       string
+	ResourceID string
+	Envelope   []byte
+	CreatedAt  time.Time
+}
+
+// InsertEvent appends an event to the outbox.
+func (q Q) InsertEvent(ctx context.Context, e Event) error {
+	_, err := q.exec(ctx, `INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, e.ID, e.Tenant.PlatformID, e.Tenant.Env, e.Type, e.ResourceID,
+		string(e.Envelope), toMicros(e.CreatedAt))
+	return err
+}
+
+// GetEvent returns one event of the tenant.
+func (q Q) GetEvent(ctx context.Context, t Tenant, id string) (Event, error) {
+	var e Event
+	var env string
+	var created int64
+	err := q.queryRow(ctx, `SELECT id, type, resource_id, envelope, created_at FROM events
+		WHERE platform_id = ? AND env = ? AND id = ?`, t.PlatformID, t.Env, id).
+		Scan(&e.ID, &e.Type, &e.ResourceID, &env, &created)
+	if err != nil {
+		return Event{}, classify(err)
+	}
+	e.Tenant, e.Envelope, e.CreatedAt = t, []byte(env), fromMicros(created)
+	return e, nil
+}
