@@ -9,6 +9,7 @@
 package api
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -74,7 +75,13 @@ func merge(fsys fs.FS) ([]byte, error) {
 			}
 		}
 	}
-	return yaml.Marshal(base)
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(base); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), enc.Close()
 }
 
 func readNode(fsys fs.FS, name string) (*yaml.Node, error) {
