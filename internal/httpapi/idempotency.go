@@ -29,9 +29,6 @@ func (s *Server) idempotent(rt route, w http.ResponseWriter, r *http.Request) er
 		}
 		return rt.h(w, r)
 	}
-	if len(key) > idempotency.MaxKeyLength {
-		return idemKeyError(apierr.MaxLength, fmt.Sprintf("must be at most %d characters", idempotency.MaxKeyLength))
-	}
 	tenant := principal(r).Tenant
 	hash := requestHash(r)
 	lock := randomToken()

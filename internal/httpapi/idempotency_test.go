@@ -126,6 +126,12 @@ func TestIdempotency_KeyLength_R_IDEM_01(t *testing.T) {
 			t.Fatal("a refused key had an effect")
 		}
 		expect(t, e.do("POST", "/effects", `{"name":"ok"}`, key(strings.Repeat("k", 255))), http.StatusCreated, "")
+		// Routes that do not replay still refuse a malformed key.
+		before := e.snapshot()
+		expect(t, e.do("POST", "/tokens", `{"name":"x","permissions":["VIEW"]}`, key(strings.Repeat("k", 256))), http.StatusBadRequest, "INVALID_INPUT")
+		if e.snapshot() != before {
+			t.Fatal("a request with a malformed key changed data")
+		}
 	})
 }
 

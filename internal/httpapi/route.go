@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
 )
 
 // handlerFunc is a handler that returns its error instead of writing it.
@@ -79,6 +81,11 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	}
 	if !p.Allows(rt.need) {
 		return apierr.Forbidden(forbiddenReason(rt.need))
+	}
+	// A malformed Idempotency-Key is refused wherever it is sent, so a client
+	// never mistakes an ignored key for protection (R-IDEM-01).
+	if len(r.Header.Get("Idempotency-Key")) > idempotency.MaxKeyLength {
+		return idemKeyError(apierr.MaxLength, fmt.Sprintf("must be at most %d characters", idempotency.MaxKeyLength))
 	}
 	ctx := auth.WithPrincipal(r.Context(), p)
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
