@@ -24,6 +24,7 @@ type Config struct {
 	FeeConfigs                      []FeeConfig      `json:"feeConfigs"`
 	CardConfigs                     CardConfigs      `json:"cardConfigs"`
 	CardTokenization2faConfig       Tokenization2FA  `json:"cardTokenization2faConfig"`
+	SkipVerificationPaperwork       bool             `json:"skipVerificationPaperwork"`
 	CreatedAt                       time.Time        `json:"createdAt"`
 	UpdatedAt                       time.Time        `json:"updatedAt"`
 }
@@ -99,6 +100,10 @@ type document struct {
 	FeeConfigs                []FeeConfig      `json:"feeConfigs"`
 	CardConfigs               CardConfigs      `json:"cardConfigs"`
 	CardTokenization2faConfig Tokenization2FA  `json:"cardTokenization2faConfig"`
+	// SkipVerificationPaperwork (sandbox only) resolves a customer's sandbox
+	// verification outcome at creation, without documents, as on a regulated
+	// platform (R-SBX-12).
+	SkipVerificationPaperwork bool `json:"skipVerificationPaperwork,omitempty"`
 }
 
 // defaultDocument is a new tenant's configuration: USD only, no webhook yet.
@@ -188,6 +193,22 @@ func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config,
 		SupportedCurrencies: doc.SupportedCurrencies, IsRegulatedFinancialInstitution: p.Regulated,
 		FeeConfigs: doc.FeeConfigs, CardConfigs: doc.CardConfigs,
 		CardTokenization2faConfig: doc.CardTokenization2faConfig,
+		SkipVerificationPaperwork: doc.SkipVerificationPaperwork,
 		CreatedAt:                 row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}, nil
+}
+
+// SkipsVerificationPaperwork reports the tenant's skipVerificationPaperwork
+// setting, read through q (a transaction's querier keeps the read consistent
+// with the change it makes).
+func SkipsVerificationPaperwork(ctx context.Context, q store.Q, t store.Tenant) (bool, error) {
+	row, err := q.GetPlatformConfig(ctx, t, false)
+	if err != nil {
+		return false, err
+	}
+	var doc document
+	if err := json.Unmarshal(row.Document, &doc); err != nil {
+		return false, fmt.Errorf("platformconfig: stored document: %w", err)
+	}
+	return doc.SkipVerificationPaperwork, nil
 }

@@ -24,6 +24,7 @@ type Patch struct {
 	FeeConfigs                *[]FeeInput            `json:"feeConfigs"`
 	CardConfigs               *CardConfigsPatch      `json:"cardConfigs"`
 	CardTokenization2faConfig *Tokenization2FAPatch  `json:"cardTokenization2faConfig"`
+	SkipVerificationPaperwork *bool                  `json:"skipVerificationPaperwork"`
 }
 
 // CurrencyInput is one entry of supportedCurrencies as sent.
@@ -120,6 +121,9 @@ func (p Patch) Validate(env string) error {
 				f.Add("cardConfigs."+name, apierr.Minimum, "must be a positive integer, or null for no cap")
 			}
 		}
+	}
+	if p.SkipVerificationPaperwork != nil && *p.SkipVerificationPaperwork && env != store.EnvSandbox {
+		f.Add("skipVerificationPaperwork", apierr.Enum, "can be turned on in sandbox only; production verification always needs the paperwork")
 	}
 	if t := p.CardTokenization2faConfig; t != nil {
 		maxLen(&f, "cardTokenization2faConfig.displayName", t.DisplayName, 255)
@@ -298,6 +302,9 @@ func (p Patch) apply(doc document) document {
 				doc.FeeConfigs = append(doc.FeeConfigs, fc)
 			}
 		}
+	}
+	if p.SkipVerificationPaperwork != nil {
+		doc.SkipVerificationPaperwork = *p.SkipVerificationPaperwork
 	}
 	if c := p.CardConfigs; c != nil {
 		setOpt(&doc.CardConfigs.PinTargetOrigin, c.PinTargetOrigin)

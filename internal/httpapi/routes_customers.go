@@ -1,0 +1,330 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/currency"
+	"github.com/paymentsd/paymentsd/internal/customers"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/page"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+func init() { routeGroups = append(routeGroups, (*Server).customerRoutes) }
+
+// customerRoutes: customers, agreements, contact verification, KYC/KYB
+// verifications and beneficial owners (R-CUST-*, R-CONTACT-*, R-SBX-04..15).
+func (s *Server) customerRoutes() {
+	h := &customerHandlers{s: s, svc: s.customerService()}
+	s.handle(route{pattern: "POST /customers", need: auth.NeedWrite, idempotent: true, h: h.create})
+	s.handle(route{pattern: "GET /customers", need: auth.NeedView, h: h.list})
+	s.handle(route{pattern: "GET /customers/{customerId}", need: auth.NeedView, h: h.get})
+	s.handle(route{pattern: "PATCH /customers/{customerId}", need: auth.NeedWrite, h: h.update})
+	s.handle(route{pattern: "DELETE /customers/{customerId}", need: auth.NeedWrite, h: h.delete})
+	s.handle(route{pattern: "GET /customers/agreements", need: auth.NeedView, h: h.agreements})
+	s.handle(route{pattern: "GET /customers/end-user-terms", need: auth.NeedView, h: h.endUserTerms})
+
+	s.handle(route{pattern: "POST /customers/{customerId}/verify-email", need: auth.NeedWrite, h: h.sendCode(customers.ChannelEmail)})
+	s.handle(route{pattern: "POST /customers/{customerId}/verify-email/confirm", need: auth.NeedWrite, h: h.confirmCode(customers.ChannelEmail)})
+	s.handle(route{pattern: "POST /customers/{customerId}/verify-phone", need: auth.NeedWrite, h: h.sendCode(customers.ChannelPhone)})
+	s.handle(route{pattern: "POST /customers/{customerId}/verify-phone/confirm", need: auth.NeedWrite, h: h.confirmCode(customers.ChannelPhone)})
+
+	s.handle(route{pattern: "POST /verifications", need: auth.NeedWrite, h: h.submitVerification})
+	s.handle(route{pattern: "GET /verifications", need: auth.NeedView, h: h.listVerifications})
+	s.handle(route{pattern: "GET /verifications/{verificationId}", need: auth.NeedView, h: h.getVerification})
+
+	s.handle(route{pattern: "POST /beneficial-owners", need: auth.NeedWrite, idempotent: true, h: h.createOwner})
+	s.handle(route{pattern: "GET /beneficial-owners", need: auth.NeedView, h: h.listOwners})
+	s.handle(route{pattern: "GET /beneficial-owners/{beneficialOwnerId}", need: auth.NeedView, h: h.getOwner})
+	s.handle(route{pattern: "PATCH /beneficial-owners/{beneficialOwnerId}", need: auth.NeedWrite, h: h.updateOwner})
+	s.handle(route{pattern: "DELETE /beneficial-owners/{beneficialOwnerId}", need: auth.NeedWrite, h: h.deleteOwner})
+
+	s.handle(route{pattern: "POST /sandbox/documents", need: auth.NeedWrite, h: h.recordDocument})
+}
+
+// customerServices holds each server's customers service, so other
+// capabilities (accounts sets HoldsMoney; money movement asks TermsAccepted)
+// and tests reach the same instance.
+var customerServices sync.Map // *Server → *customers.Service
+
+// customerService returns the server's customers service, creating it on
+// first use.
+func (s *Server) customerService() *customers.Service {
+	if svc, ok := customerServices.Load(s); ok {
+		return svc.(*customers.Service)
+	}
+	svc, _ := customerServices.LoadOrStore(s, customers.New(s.db, s.log))
+	return svc.(*customers.Service)
+}
+
+type customerHandlers struct {
+	s   *Server
+	svc *customers.Service
+}
+
+func created(r *http.Request) {
+	if c := idempotency.FromContext(r.Context()); c != nil {
+		c.Status = http.StatusCreated
+	}
+}
+
+func (h *customerHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	var req customers.CreateRequest
+	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now(), h.svc.Catalog) }); err != nil {
+		return err
+	}
+	created(r)
+	c, err := h.svc.Create(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (h *customerHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.svc.Get(r.Context(), principal(r).Tenant, r.PathValue("customerId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (h *customerHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	var req customers.UpdateRequest
+	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now(), h.svc.Catalog) }); err != nil {
+		return err
+	}
+	c, err := h.svc.Update(r.Context(), principal(r).Tenant, r.PathValue("customerId"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (h *customerHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.svc.Delete(r.Context(), principal(r).Tenant, r.PathValue("customerId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+// queryEnum reads an optional query parameter that must be one of allowed.
+func queryEnum(f *apierr.Fields, q map[string][]string, name string, allowed []string) string {
+	v := first(q, name)
+	if v != "" && !slices.Contains(allowed, v) {
+		f.Add(name, apierr.Enum, "must be one of %s", strings.Join(allowed, ", "))
+		return ""
+	}
+	return v
+}
+
+func first(q map[string][]string, name string) string {
+	if vals := q[name]; len(vals) > 0 {
+		return vals[0]
+	}
+	return ""
+}
+
+func (h *customerHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	filter := store.CustomerFilter{
+		PlatformCustomerID: q.Get("platformCustomerId"),
+		Type:               queryEnum(&f, q, "customerType", customers.CustomerTypes),
+		CreatedAfter:       queryTime(&f, q, "createdAfter"),
+		CreatedBefore:      queryTime(&f, q, "createdBefore"),
+		UpdatedAfter:       queryTime(&f, q, "updatedAfter"),
+		UpdatedBefore:      queryTime(&f, q, "updatedBefore"),
+	}
+	if region := q.Get("region"); region != "" {
+		if !customers.IsCountry(region) {
+			f.Add("region", apierr.Enum, "must be an ISO 3166-1 alpha-2 country code such as US")
+		}
+		filter.Region = region
+	}
+	if cur := q.Get("currency"); cur != "" {
+		if _, ok := currency.Lookup(cur); !ok {
+			f.Add("currency", apierr.Enum, "must be one of %s", strings.Join(currency.Codes(), ", "))
+		}
+		filter.Currency = cur
+	}
+	pr, perr := h.s.cursors.Parse(q, page.Scope("customers", q))
+	if err := apierr.MergeFields(f.Err(), perr); err != nil {
+		return err
+	}
+	rows, total, err := h.svc.List(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(c customers.Customer) string { return c.ID }))
+	return nil
+}
+
+func (h *customerHandlers) agreements(w http.ResponseWriter, r *http.Request) error {
+	list := h.svc.Agreements()
+	writeJSON(w, http.StatusOK, page.List[customers.Agreement]{Data: list, TotalCount: len(list)})
+	return nil
+}
+
+func (h *customerHandlers) endUserTerms(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, h.svc.EndUserTerms())
+	return nil
+}
+
+func (h *customerHandlers) sendCode(channel string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var none struct{}
+		if err := decode(r, &none, nil); err != nil {
+			return err
+		}
+		err := h.svc.SendCode(r.Context(), principal(r).Tenant, r.PathValue("customerId"), channel)
+		var limited *customers.RateLimitedError
+		if errors.As(err, &limited) {
+			w.Header().Set("Retry-After", strconv.Itoa(int((limited.RetryAfter+999_999_999)/1_000_000_000)))
+		}
+		if err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+func (h *customerHandlers) confirmCode(channel string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req customers.ConfirmRequest
+		if err := decode(r, &req, req.Validate); err != nil {
+			return err
+		}
+		c, err := h.svc.ConfirmCode(r.Context(), principal(r).Tenant, r.PathValue("customerId"), channel, req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, c)
+		return nil
+	}
+}
+
+func (h *customerHandlers) submitVerification(w http.ResponseWriter, r *http.Request) error {
+	var req customers.VerificationRequest
+	if err := decode(r, &req, req.Validate); err != nil {
+		return err
+	}
+	v, err := h.svc.Submit(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *customerHandlers) getVerification(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.svc.GetVerification(r.Context(), principal(r).Tenant, r.PathValue("verificationId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *customerHandlers) listVerifications(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	filter := store.VerificationFilter{
+		CustomerID: q.Get("customerId"),
+		Status:     queryEnum(&f, q, "verificationStatus", customers.VerificationStatuses),
+	}
+	pr, perr := h.s.cursors.Parse(q, page.Scope("verifications", q))
+	if err := apierr.MergeFields(f.Err(), perr); err != nil {
+		return err
+	}
+	rows, total, err := h.svc.ListVerifications(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(v customers.Verification) string { return v.ID }))
+	return nil
+}
+
+func (h *customerHandlers) createOwner(w http.ResponseWriter, r *http.Request) error {
+	var req customers.OwnerCreateRequest
+	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+		return err
+	}
+	created(r)
+	o, err := h.svc.CreateOwner(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, o)
+	return nil
+}
+
+func (h *customerHandlers) getOwner(w http.ResponseWriter, r *http.Request) error {
+	o, err := h.svc.GetOwner(r.Context(), principal(r).Tenant, r.PathValue("beneficialOwnerId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (h *customerHandlers) listOwners(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	pr, err := h.s.cursors.Parse(q, page.Scope("beneficial-owners", q))
+	if err != nil {
+		return err
+	}
+	rows, total, err := h.svc.ListOwners(r.Context(), principal(r).Tenant, q.Get("customerId"), pr.After, pr.Limit+1)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(o customers.BeneficialOwner) string { return o.ID }))
+	return nil
+}
+
+func (h *customerHandlers) updateOwner(w http.ResponseWriter, r *http.Request) error {
+	var req customers.OwnerUpdateRequest
+	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+		return err
+	}
+	o, err := h.svc.UpdateOwner(r.Context(), principal(r).Tenant, r.PathValue("beneficialOwnerId"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (h *customerHandlers) deleteOwner(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.DeleteOwner(r.Context(), principal(r).Tenant, r.PathValue("beneficialOwnerId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *customerHandlers) recordDocument(w http.ResponseWriter, r *http.Request) error {
+	var req customers.DocumentRequest
+	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+		return err
+	}
+	d, err := h.svc.RecordDocument(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, d)
+	return nil
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// AgreementConsent is a customer's recorded acceptance of one agreement type.
+type AgreementConsent struct {
+	CustomerID       string
+	Tenant           Tenant
+	Type             string
+	TermsVersion     string
+	AcceptedAt       time.Time
+	IPAddress        string
+	AcceptanceMethod string
+	RecordedAt       time.Time
+}
+
+const agreementCols = `customer_id, agreement_type, platform_id, env, terms_version, accepted_at, ip_address, acceptance_method, recorded_at`
+
+func scanAgreement(row interface{ Scan(...any) error }) (AgreementConsent, error) {
+	var a AgreementConsent
+	var accepted, recorded int64
+	if err := row.Scan(&a.CustomerID, &a.Type, &a.Tenant.PlatformID, &a.Tenant.Env, &a.TermsVersion, &accepted,
+		&a.IPAddress, &a.AcceptanceMethod, &recorded); err != nil {
+		return AgreementConsent{}, classify(err)
+	}
+	a.AcceptedAt, a.RecordedAt = fromMicros(accepted), fromMicros(recorded)
+	return a, nil
+}
+
+// PutAgreementConsent records a consent, replacing the customer's earlier
+// consent to the same agreement type.
+func (q Q) PutAgreementConsent(ctx context.Context, a AgreementConsent) error {
+	_, err := q.exec(ctx, `INSERT INTO customer_agreements (`+agreementCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (customer_id, agreement_type) DO UPDATE SET terms_version = excluded.terms_version,
+		accepted_at = excluded.accepted_at, ip_address = excluded.ip_address,
+		acceptance_method = excluded.acceptance_method, recorded_at = excluded.recorded_at`,
+		a.CustomerID, a.Type, a.Tenant.PlatformID, a.Tenant.Env, a.TermsVersion, toMicros(a.AcceptedAt),
+		a.IPAddress, a.AcceptanceMethod, toMicros(a.RecordedAt))
+	return err
+}
+
+// AgreementConsents returns the consents of the given customers of the
+// tenant, ordered by customer and agreement type.
+func (q Q) AgreementConsents(ctx context.Context, t Tenant, customerIDs ...string) ([]AgreementConsent, error) {
+	if len(customerIDs) == 0 {
+		return nil, nil
+	}
+	args := []any{t.PlatformID, t.Env}
+	for _, id := range customerIDs {
+		args = append(args, id)
+	}
+	rows, err := q.query(ctx, `SELECT `+agreementCols+` FROM customer_agreements
+		WHERE platform_id = ? AND env = ? AND customer_id IN (`+custInList(len(customerIDs))+`)
+		ORDER BY customer_id, agreement_type`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AgreementConsent
+	for rows.Next() {
+		a, err := scanAgreement(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, classify(rows.Err())
+}
