@@ -27,6 +27,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/httpapi"
 	"github.com/paymentsd/paymentsd/internal/platforms"
 	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
 
 func main() {
@@ -60,6 +61,8 @@ type settings struct {
 	rateLimit       float64
 	maxBodyBytes    int64
 	shutdownTimeout time.Duration
+	webhookWorkers  int
+	webhookPrivate  bool
 }
 
 func env(name, def string) string {
@@ -83,6 +86,13 @@ func envInt(name string, def int64) int64 {
 	return def
 }
 
+func envBool(name string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
 func databaseFlag(fs *flag.FlagSet, dst *string) {
 	fs.StringVar(dst, "database-url", env("PAYMENTS_DATABASE_URL", "sqlite:./data/payments.db"),
 		"database: sqlite:PATH or postgres://… ($PAYMENTS_DATABASE_URL)")
@@ -101,6 +111,10 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.Int64Var(&s.maxBodyBytes, "max-body-bytes", envInt("PAYMENTS_MAX_BODY_BYTES", 1<<20),
 		"largest JSON request body ($PAYMENTS_MAX_BODY_BYTES)")
 	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on SIGTERM")
+	fs.IntVar(&s.webhookWorkers, "webhook-workers", int(envInt("PAYMENTS_WEBHOOK_WORKERS", 8)),
+		"webhook deliveries this node makes at once ($PAYMENTS_WEBHOOK_WORKERS)")
+	fs.BoolVar(&s.webhookPrivate, "webhook-allow-private", envBool("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", false),
+		"let production webhook endpoints resolve to loopback or private addresses ($PAYMENTS_WEBHOOK_ALLOW_PRIVATE)")
 	s.sandboxToken = os.Getenv("PAYMENTS_SANDBOX_TOKEN")
 	s.productionToken = os.Getenv("PAYMENTS_PRODUCTION_TOKEN")
 	if err := fs.Parse(args); err != nil {
@@ -170,6 +184,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go api.RunMaintenance(ctx)
+	go webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate})
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

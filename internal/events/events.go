@@ -22,6 +22,11 @@ type Envelope struct {
 
 // Emit records an event of typ about the resource resourceID; data is the full
 // resource as it is at this moment (it is encoded now, inside tx).
+//
+// Besides the event it queues the event's webhook delivery, in the same
+// transaction: the delivery row is the durable work item the webhook workers
+// lease, retry and finish (docs/architecture-webhooks.md explains why a queue
+// row rather than a cursor over the events table).
 func Emit(ctx context.Context, tx *store.Tx, t store.Tenant, typ, resourceID string, data any) (Envelope, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -32,6 +37,9 @@ func Emit(ctx context.Context, tx *store.Tx, t store.Tenant, typ, resourceID str
 	if err != nil {
 		return Envelope{}, err
 	}
-	return env, tx.InsertEvent(ctx, store.Event{ID: env.ID, Tenant: t, Type: typ, ResourceID: resourceID,
-		Envelope: b, CreatedAt: env.Timestamp})
+	if err := tx.InsertEvent(ctx, store.Event{ID: env.ID, Tenant: t, Type: typ, ResourceID: resourceID,
+		Envelope: b, CreatedAt: env.Timestamp}); err != nil {
+		return Envelope{}, err
+	}
+	return env, tx.InsertDelivery(ctx, t, env.ID, env.Timestamp)
 }

@@ -1,0 +1,250 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// Options configure the delivery workers of one node. Zero values take the
+// defaults.
+type Options struct {
+	// Workers is how many deliveries this node makes at once (default 8).
+	Workers int
+	// PerTenant caps one tenant's deliveries in flight, so a slow receiver
+	// leaves workers for the others (default Workers/2, at least 1).
+	PerTenant int
+	// RequestTimeout bounds one attempt: DNS, connect, TLS, request and the
+	// response excerpt (default 10s).
+	RequestTimeout time.Duration
+	// Lease is how long a claimed delivery belongs to its worker; a node
+	// that dies holds it this long (default RequestTimeout + 30s). It must
+	// exceed RequestTimeout, or a slow attempt could be taken over while it
+	// runs.
+	Lease time.Duration
+	// PollInterval is how often an idle node looks for due deliveries
+	// (default 1s).
+	PollInterval time.Duration
+	// AllowPrivate lets production endpoints resolve to loopback and private
+	// addresses (self-hosted receivers on the same network).
+	AllowPrivate bool
+	// RootCAs, if set, replaces the system roots for verifying receivers'
+	// TLS certificates (a private CA).
+	RootCAs *x509.CertPool
+	// Backoff is the retry schedule (default DefaultBackoff).
+	Backoff Backoff
+	// Retention is how long events and their attempts are kept (default and
+	// minimum 30 days).
+	Retention time.Duration
+	// PurgeInterval is how often old events are purged (default 10m).
+	PurgeInterval time.Duration
+}
+
+// MinRetention is the shortest time events are kept (the events API
+// promises at least 30 days).
+const MinRetention = 30 * 24 * time.Hour
+
+func (o *Options) defaults() {
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.PerTenant <= 0 {
+		o.PerTenant = max(1, o.Workers/2)
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 10 * time.Second
+	}
+	if o.Lease <= o.RequestTimeout {
+		o.Lease = o.RequestTimeout + 30*time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	o.Backoff = o.Backoff.withDefaults()
+	if o.Retention < MinRetention {
+		o.Retention = MinRetention
+	}
+	if o.PurgeInterval <= 0 {
+		o.PurgeInterval = 10 * time.Minute
+	}
+}
+
+// Runner delivers queued events from the store. Every node runs one; they
+// share the work through leases in the database.
+type Runner struct {
+	db   *store.DB
+	log  *slog.Logger
+	opts Options
+	send *sender
+	// afterSend, if set (tests), runs after an attempt's HTTP exchange and
+	// before its outcome is recorded: the window in which a crash leaves the
+	// receiver served but nothing written.
+	afterSend func(ctx context.Context)
+}
+
+// NewRunner makes a runner; Run starts it.
+func NewRunner(db *store.DB, log *slog.Logger, opts Options) *Runner {
+	opts.defaults()
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Runner{db: db, log: log, opts: opts,
+		send: newSender(db, log, opts.RequestTimeout, opts.AllowPrivate, opts.RootCAs)}
+}
+
+// Run delivers events and purges old ones until ctx ends, then waits for its
+// goroutines. Cancelling ctx abandons attempts in flight without recording
+// them, exactly as a crash would: their leases expire and the attempts are
+// made again, with the same webhook-id.
+func Run(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) {
+	NewRunner(db, log, opts).Run(ctx)
+}
+
+// Run is the package-level Run on this runner.
+func (r *Runner) Run(ctx context.Context) {
+	// Make the installation's signing key now rather than on the first
+	// delivery, so it exists (and is published) from the first start.
+	if _, err := r.send.key.get(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("webhook signing key", "error", err.Error())
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { r.maintain(ctx) })
+	r.dispatch(ctx)
+	wg.Wait()
+}
+
+// dispatch claims due deliveries for free workers and runs each in its own
+// goroutine. It polls only while idle; a finished delivery frees a slot and
+// triggers the next claim at once.
+func (r *Runner) dispatch(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	done := make(chan struct{}, r.opts.Workers)
+	inFlight := 0
+	for {
+		claimed := 0
+		if free := r.opts.Workers - inFlight; free > 0 {
+			claims, err := r.db.ClaimDeliveries(ctx, newLeaseToken(), r.opts.Lease, free, r.opts.PerTenant)
+			if err != nil && ctx.Err() == nil {
+				r.log.Warn("claim webhook deliveries", "error", err.Error())
+			}
+			for _, c := range claims {
+				inFlight++
+				wg.Go(func() {
+					r.deliver(ctx, c)
+					done <- struct{}{}
+				})
+			}
+			claimed = len(claims)
+		}
+		// Idle workers wait for the next poll, unless the last claim found
+		// work: more may be due (a capped tenant's backlog hid others).
+		var poll <-chan time.Time
+		switch {
+		case ctx.Err() != nil:
+			return
+		case inFlight < r.opts.Workers && claimed > 0:
+			continue
+		case inFlight < r.opts.Workers:
+			poll = time.After(r.opts.PollInterval)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			inFlight--
+		case <-poll:
+		}
+	}
+}
+
+// deliver makes one attempt of a claimed delivery and records it. No
+// database transaction is open while the receiver is called.
+func (r *Runner) deliver(ctx context.Context, c store.Claim) {
+	actx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	o := r.send.send(actx, c.Tenant, c.EventID, c.Event.Envelope)
+	cancel()
+	if r.afterSend != nil {
+		r.afterSend(ctx)
+	}
+	if ctx.Err() != nil {
+		return // stopping: leave the lease to expire (see Run)
+	}
+	next, err := record(ctx, r.db, r.opts.Backoff, c, o, false)
+	attrs := []any{"event_id", c.EventID, "type", c.Event.Type, "platform_id", c.Tenant.PlatformID, "env", c.Tenant.Env,
+		"attempt", c.Attempts, "host", hostOf(o.URL), "status", o.Status, "latency_ms", o.Latency.Milliseconds()}
+	switch {
+	case errors.Is(err, errLeaseLost):
+		r.log.Warn("webhook attempt finished after its lease expired", attrs...)
+	case err != nil:
+		if ctx.Err() == nil {
+			r.log.Error("record webhook attempt", append(attrs, "error", err.Error())...)
+		}
+	case next.State == store.DeliveryPending:
+		r.log.Info("webhook attempt failed; will retry", append(attrs, "error", o.Err, "next_attempt_at", next.NextAttemptAt)...)
+	default:
+		r.log.Info("webhook attempt", append(attrs, "state", next.State, "error", o.Err)...)
+	}
+}
+
+// maintain purges events past retention and secrets past their overlap.
+func (r *Runner) maintain(ctx context.Context) {
+	t := time.NewTicker(r.opts.PurgeInterval)
+	defer t.Stop()
+	for {
+		r.purge(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Runner) purge(ctx context.Context) {
+	const batch = 500
+	cutoff := r.db.Now().Add(-r.opts.Retention)
+	for ctx.Err() == nil {
+		n, err := r.db.PurgeEvents(ctx, cutoff, batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("purge events", "error", err.Error())
+			}
+			return
+		}
+		if n > 0 {
+			r.log.Debug("purged events", "count", n)
+		}
+		if n < batch {
+			break
+		}
+	}
+	if _, err := r.db.Write().PurgeWebhookSecrets(ctx, r.db.Now()); err != nil && ctx.Err() == nil {
+		r.log.Warn("purge webhook secrets", "error", err.Error())
+	}
+}
+
+func newLeaseToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// hostOf names the receiver in logs without path or query, which may carry
+// the receiver's own tokens.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}

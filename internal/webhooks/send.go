@@ -1,0 +1,177 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/platformconfig"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/webhooks/signing"
+)
+
+// ExcerptLimit caps the receiver's response body kept with an attempt.
+const ExcerptLimit = 1024
+
+// userAgent identifies deliveries in receivers' logs.
+const userAgent = "paymentsd-webhooks/1"
+
+// outcome is what one attempt found out. It is computed without holding any
+// database transaction.
+type outcome struct {
+	At         time.Time // start of the attempt, on the store's clock
+	URL        string    // the endpoint, without user info
+	Status     int       // the receiver's HTTP status; 0 when there was no response
+	Latency    time.Duration
+	Excerpt    string // the start of the response body, at most ExcerptLimit bytes
+	Err        string // why there was no 2xx, for people; never holds secrets
+	RetryAfter time.Duration
+	NoEndpoint bool // the tenant has no webhookEndpoint configured
+}
+
+func (o outcome) delivered() bool { return o.Status >= 200 && o.Status <= 299 }
+
+// sender signs and sends one event to a tenant's endpoint.
+type sender struct {
+	db         *store.DB
+	log        *slog.Logger
+	config     *platformconfig.Service
+	key        *serviceKey
+	sandbox    *http.Client
+	production *http.Client
+	prodPolicy policy
+}
+
+func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, allowPrivate bool, rootCAs *x509.CertPool) *sender {
+	prod := productionPolicy(allowPrivate)
+	return &sender{
+		db: db, log: log, config: &platformconfig.Service{DB: db}, key: &serviceKey{db: db},
+		sandbox:    newClient(sandboxPolicy, timeout, rootCAs),
+		production: newClient(prod, timeout, rootCAs),
+		prodPolicy: prod,
+	}
+}
+
+// send delivers body (the stored envelope of eventID) to the tenant's
+// webhook endpoint as configured now.
+func (s *sender) send(ctx context.Context, t store.Tenant, eventID string, body []byte) outcome {
+	o := outcome{At: s.db.Now().UTC()}
+	cfg, err := s.config.Get(ctx, t)
+	if err != nil {
+		return s.internal(o, "read the platform configuration", err)
+	}
+	if cfg.WebhookEndpoint == nil || *cfg.WebhookEndpoint == "" {
+		o.NoEndpoint, o.Err = true, "no webhook endpoint is configured"
+		return o
+	}
+	pol, client := sandboxPolicy, s.sandbox
+	if t.Env == store.EnvProduction {
+		pol, client = s.prodPolicy, s.production
+	}
+	o.URL = redactURL(*cfg.WebhookEndpoint)
+	u, err := pol.checkURL(ctx, *cfg.WebhookEndpoint)
+	if err != nil {
+		o.Err = err.Error()
+		return o
+	}
+	req, err := s.signedRequest(ctx, t, u, eventID, o.At, body)
+	if err != nil {
+		return s.internal(o, "sign the delivery", err)
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		o.Latency, o.Err = time.Since(start), transportError(err)
+		return o
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLimit))
+	o.Latency, o.Status, o.Excerpt = time.Since(start), resp.StatusCode, excerpt(raw)
+	if !o.delivered() {
+		o.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), o.At)
+		o.Err = "the receiver answered " + resp.Status + "; only 2xx counts as delivered"
+	}
+	return o
+}
+
+// signedRequest builds the POST with both signatures. webhook-id is the
+// event id, the same on every attempt; webhook-timestamp is this attempt's.
+func (s *sender) signedRequest(ctx context.Context, t store.Tenant, u *url.URL, eventID string, at time.Time, body []byte) (*http.Request, error) {
+	stored, err := activeSecrets(ctx, s.db, t)
+	if err != nil {
+		return nil, err
+	}
+	secrets, err := parseSecrets(stored)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := signing.Sign(eventID, at, body, secrets...)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := s.key.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := signing.SignBody(priv, body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(string(body)))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	hs.Apply(req.Header)
+	req.Header.Set(signing.ServiceSignatureHeader, svc)
+	return req, nil
+}
+
+// internal records a failure of ours (database, keys) without its details,
+// which go to the log instead.
+func (s *sender) internal(o outcome, what string, err error) outcome {
+	s.log.Error("webhook delivery: could not "+what, "error", err.Error())
+	o.Err = "internal error: could not " + what
+	return o
+}
+
+// transportError describes a failed exchange without the URL, whose query
+// string may carry the receiver's own credentials.
+func transportError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ue.Timeout() {
+			return "no response before the timeout"
+		}
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+// redactURL drops user info (a password) from an endpoint before it is
+// stored with an attempt or shown.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	u.User = nil
+	return u.String()
+}
+
+// excerpt keeps at most ExcerptLimit bytes of valid UTF-8, so the excerpt
+// can travel in JSON; invalid bytes, such as a character cut by the limit,
+// are dropped.
+func excerpt(b []byte) string {
+	if len(b) > ExcerptLimit {
+		b = b[:ExcerptLimit]
+	}
+	return strings.ToValidUTF8(string(b), "")
+}
