@@ -1,0 +1,711 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+// The ledger's SQL. Package ledger owns every rule (what balances, who may go
+// negative, what a hold or a reversal is); this file only stores and reads
+// rows. ledger_transfers and ledger_postings are append-only.
+
+// Conflicts on the unique keys of ledger_transfers. Each is joined with
+// ErrConflict, so errors.Is(err, ErrConflict) also holds.
+var (
+	ErrLedgerTransferExists   = errors.New("store: ledger transfer id already used")
+	ErrLedgerHoldResolved     = errors.New("store: ledger hold already resolved")
+	ErrLedgerTransferReversed = errors.New("store: ledger transfer already reversed")
+)
+
+// ledgerChunk bounds the size of IN lists and multi-row inserts, far below the
+// bind-parameter limits of both engines.
+const ledgerChunk = 400
+
+// LedgerAccount is a row of ledger_accounts.
+type LedgerAccount struct {
+	ID        string
+	Tenant    Tenant
+	Currency  string
+	Kind      string
+	Hot       bool
+	Code      string // "" when the account has no code
+	Name      string
+	CreatedAt time.Time
+}
+
+// NewLedgerAccount is an account to insert and whether it keeps a balance row.
+type NewLedgerAccount struct {
+	LedgerAccount
+	BalanceRow bool // keep a ledger_balances row (every non-hot account)
+	FloorZero  bool // the balance row refuses a negative available balance
+}
+
+const ledgerAccountCols = `id, platform_id, env, currency, kind, hot, code, name, created_at`
+
+func scanLedgerAccount(row interface{ Scan(...any) error }) (LedgerAccount, error) {
+	var a LedgerAccount
+	var code sql.NullString
+	var created int64
+	if err := row.Scan(&a.ID, &a.Tenant.PlatformID, &a.Tenant.Env, &a.Currency, &a.Kind, &a.Hot, &code, &a.Name, &created); err != nil {
+		return LedgerAccount{}, classify(err)
+	}
+	a.Code, a.CreatedAt = code.String, fromMicros(created)
+	return a, nil
+}
+
+func ledgerNullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// InsertLedgerAccountIfAbsent stores an account (and its balance row) unless
+// its id or code is taken, and reports whether it did. It never fails on a
+// conflict, so it is safe inside a PostgreSQL transaction that must go on.
+func (q Q) InsertLedgerAccountIfAbsent(ctx context.Context, a NewLedgerAccount) (bool, error) {
+	query := `INSERT INTO ledger_accounts (` + ledgerAccountCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	res, err := q.exec(ctx, query, a.ID, a.Tenant.PlatformID, a.Tenant.Env, a.Currency, a.Kind, a.Hot,
+		ledgerNullString(a.Code), a.Name, toMicros(a.CreatedAt))
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if a.BalanceRow {
+		if _, err := q.exec(ctx, `INSERT INTO ledger_balances (account_id, platform_id, env, posted, pending_debits,
+			pending_credits, floor_zero, version, updated_at) VALUES (?, ?, ?, 0, 0, 0, ?, 0, ?)`,
+			a.ID, a.Tenant.PlatformID, a.Tenant.Env, a.FloorZero, toMicros(a.CreatedAt)); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// GetLedgerAccount returns one account of the tenant.
+func (q Q) GetLedgerAccount(ctx context.Context, t Tenant, id string) (LedgerAccount, error) {
+	return scanLedgerAccount(q.queryRow(ctx, `SELECT `+ledgerAccountCols+` FROM ledger_accounts
+		WHERE platform_id = ? AND env = ? AND id = ?`, t.PlatformID, t.Env, id))
+}
+
+// LedgerAccountByCode returns the tenant's account with a code in a currency.
+func (q Q) LedgerAccountByCode(ctx context.Context, t Tenant, code, currency string) (LedgerAccount, error) {
+	return scanLedgerAccount(q.queryRow(ctx, `SELECT `+ledgerAccountCols+` FROM ledger_accounts
+		WHERE platform_id = ? AND env = ? AND code = ? AND currency = ?`, t.PlatformID, t.Env, code, currency))
+}
+
+// LedgerAccountsByID returns those of ids that are accounts of the tenant.
+func (q Q) LedgerAccountsByID(ctx context.Context, t Tenant, ids []string) (map[string]LedgerAccount, error) {
+	out := make(map[string]LedgerAccount, len(ids))
+	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
+		rows, err := q.query(ctx, `SELECT `+ledgerAccountCols+` FROM ledger_accounts WHERE platform_id = ? AND env = ?
+			AND id IN (`+ledgerPlaceholders(len(chunk))+`)`, append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			a, err := scanLedgerAccount(r)
+			out[a.ID] = a
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ListLedgerAccounts returns up to limit accounts of the tenant after the id
+// `after` (keyset), in id order.
+func (q Q) ListLedgerAccounts(ctx context.Context, t Tenant, after string, limit int) ([]LedgerAccount, error) {
+	rows, err := q.query(ctx, `SELECT `+ledgerAccountCols+` FROM ledger_accounts
+		WHERE platform_id = ? AND env = ? AND id > ? ORDER BY id LIMIT ?`, t.PlatformID, t.Env, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []LedgerAccount
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		a, err := scanLedgerAccount(r)
+		out = append(out, a)
+		return err
+	})
+	return out, err
+}
+
+// LedgerBalance is a balance row, or a balance derived from postings (then
+// Version is 0).
+type LedgerBalance struct {
+	AccountID      string
+	Posted         int64
+	PendingDebits  int64 // positive magnitude of unresolved pending debits
+	PendingCredits int64
+	FloorZero      bool
+	Version        int64
+	UpdatedAt      time.Time
+}
+
+const ledgerBalanceCols = `account_id, posted, pending_debits, pending_credits, floor_zero, version, updated_at`
+
+func scanLedgerBalance(row interface{ Scan(...any) error }) (LedgerBalance, error) {
+	var b LedgerBalance
+	var updated int64
+	if err := row.Scan(&b.AccountID, &b.Posted, &b.PendingDebits, &b.PendingCredits, &b.FloorZero, &b.Version, &updated); err != nil {
+		return LedgerBalance{}, classify(err)
+	}
+	b.UpdatedAt = fromMicros(updated)
+	return b, nil
+}
+
+// GetLedgerBalance reads an account's balance row.
+func (q Q) GetLedgerBalance(ctx context.Context, t Tenant, accountID string) (LedgerBalance, error) {
+	return scanLedgerBalance(q.queryRow(ctx, `SELECT `+ledgerBalanceCols+` FROM ledger_balances
+		WHERE platform_id = ? AND env = ? AND account_id = ?`, t.PlatformID, t.Env, accountID))
+}
+
+// LockLedgerBalances reads the balance rows of accounts and, on PostgreSQL,
+// locks them FOR UPDATE in ascending account-id order (the one lock order every
+// writer uses, so writers never deadlock on balance rows). Accounts without a
+// row are absent from the result.
+func (q Q) LockLedgerBalances(ctx context.Context, t Tenant, accountIDs []string) (map[string]LedgerBalance, error) {
+	ids := ledgerDedupe(accountIDs) // sorted
+	out := make(map[string]LedgerBalance, len(ids))
+	for _, chunk := range ledgerChunks(ids) {
+		rows, err := q.query(ctx, `SELECT `+ledgerBalanceCols+` FROM ledger_balances WHERE platform_id = ? AND env = ?
+			AND account_id IN (`+ledgerPlaceholders(len(chunk))+`) ORDER BY account_id`+q.forUpdate(),
+			append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			b, err := scanLedgerBalance(r)
+			out[b.AccountID] = b
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// LockedLedgerAccount is what a writer needs of an account: its currency,
+// kind and hotness, and its balance row if it has one.
+type LockedLedgerAccount struct {
+	ID       string
+	Currency string
+	Kind     string
+	Hot      bool
+	Balance  *LedgerBalance
+}
+
+// LockLedgerAccounts returns those of ids that are accounts of the tenant,
+// with their balance rows; on PostgreSQL the balance rows are locked as
+// LockLedgerBalances does. (SQLite, with its single writer, needs no lock and
+// reads both in one query.)
+func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[string]LockedLedgerAccount, error) {
+	out := make(map[string]LockedLedgerAccount, len(ids))
+	if q.engine == Postgres {
+		bals, err := q.LockLedgerBalances(ctx, t, ids)
+		if err != nil {
+			return nil, err
+		}
+		accts, err := q.LedgerAccountsByID(ctx, t, ids)
+		if err != nil {
+			return nil, err
+		}
+		for aid, a := range accts {
+			la := LockedLedgerAccount{ID: a.ID, Currency: a.Currency, Kind: a.Kind, Hot: a.Hot}
+			if b, ok := bals[aid]; ok {
+				la.Balance = &b
+			}
+			out[aid] = la
+		}
+		return out, nil
+	}
+	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
+		rows, err := q.query(ctx, `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits, b.version
+			FROM ledger_accounts a LEFT JOIN ledger_balances b ON b.account_id = a.id
+			WHERE a.platform_id = ? AND a.env = ? AND a.id IN (`+ledgerPlaceholders(len(chunk))+`)`,
+			append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			var a LockedLedgerAccount
+			var posted, pd, pc, version sql.NullInt64
+			if err := r.Scan(&a.ID, &a.Currency, &a.Kind, &a.Hot, &posted, &pd, &pc, &version); err != nil {
+				return err
+			}
+			if version.Valid {
+				a.Balance = &LedgerBalance{AccountID: a.ID, Posted: posted.Int64, PendingDebits: pd.Int64,
+					PendingCredits: pc.Int64, Version: version.Int64}
+			}
+			out[a.ID] = a
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// LedgerBalanceChange adds deltas to a balance row.
+type LedgerBalanceChange struct {
+	AccountID      string
+	Version        int64 // the version read; the update applies only if it is unchanged
+	Posted         int64 // deltas
+	PendingDebits  int64
+	PendingCredits int64
+	// FloorZero makes the update apply only if the resulting available
+	// balance (posted - pending_debits) is not negative.
+	FloorZero bool
+}
+
+// ChangeLedgerBalance applies c in one conditional UPDATE and reports whether
+// it applied (false: the version moved, or the floor would be broken).
+func (q Q) ChangeLedgerBalance(ctx context.Context, t Tenant, c LedgerBalanceChange, at time.Time) (bool, error) {
+	query := `UPDATE ledger_balances SET posted = posted + ?, pending_debits = pending_debits + ?,
+		pending_credits = pending_credits + ?, version = version + 1, updated_at = ?
+		WHERE platform_id = ? AND env = ? AND account_id = ? AND version = ?`
+	args := []any{c.Posted, c.PendingDebits, c.PendingCredits, toMicros(at), t.PlatformID, t.Env, c.AccountID, c.Version}
+	if c.FloorZero {
+		query += ` AND posted - pending_debits + ? >= 0`
+		args = append(args, c.Posted-c.PendingDebits)
+	}
+	res, err := q.exec(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// ListLedgerBalances returns every balance row of the tenant.
+func (q Q) ListLedgerBalances(ctx context.Context, t Tenant) (map[string]LedgerBalance, error) {
+	rows, err := q.query(ctx, `SELECT `+ledgerBalanceCols+` FROM ledger_balances WHERE platform_id = ? AND env = ?`,
+		t.PlatformID, t.Env)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]LedgerBalance{}
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		b, err := scanLedgerBalance(r)
+		out[b.AccountID] = b
+		return err
+	})
+	return out, err
+}
+
+// DerivedLedgerBalance sums an account's postings: posted ones, and the
+// pending ones of holds no POST or VOID has resolved.
+func (q Q) DerivedLedgerBalance(ctx context.Context, t Tenant, accountID string) (LedgerBalance, error) {
+	b := LedgerBalance{AccountID: accountID}
+	if err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM ledger_postings
+		WHERE account_id = ? AND NOT pending AND platform_id = ? AND env = ?`, accountID, t.PlatformID, t.Env).Scan(&b.Posted); err != nil {
+		return LedgerBalance{}, classify(err)
+	}
+	if err := q.queryRow(ctx, `SELECT
+			CAST(COALESCE(SUM(CASE WHEN p.amount < 0 THEN -p.amount ELSE 0 END), 0) AS BIGINT),
+			CAST(COALESCE(SUM(CASE WHEN p.amount > 0 THEN p.amount ELSE 0 END), 0) AS BIGINT)
+		FROM ledger_postings p
+		WHERE p.account_id = ? AND p.pending AND p.platform_id = ? AND p.env = ?
+		AND NOT EXISTS (SELECT 1 FROM ledger_transfers r WHERE r.hold_id = p.transfer_id)`,
+		accountID, t.PlatformID, t.Env).Scan(&b.PendingDebits, &b.PendingCredits); err != nil {
+		return LedgerBalance{}, classify(err)
+	}
+	return b, nil
+}
+
+// DerivedLedgerBalances is DerivedLedgerBalance for every account of the
+// tenant that has postings (an audit: it reads every posting).
+func (q Q) DerivedLedgerBalances(ctx context.Context, t Tenant) (map[string]LedgerBalance, error) {
+	rows, err := q.query(ctx, `SELECT p.account_id,
+			CAST(COALESCE(SUM(CASE WHEN NOT p.pending THEN p.amount ELSE 0 END), 0) AS BIGINT),
+			CAST(COALESCE(SUM(CASE WHEN p.pending AND r.id IS NULL AND p.amount < 0 THEN -p.amount ELSE 0 END), 0) AS BIGINT),
+			CAST(COALESCE(SUM(CASE WHEN p.pending AND r.id IS NULL AND p.amount > 0 THEN p.amount ELSE 0 END), 0) AS BIGINT)
+		FROM ledger_postings p LEFT JOIN ledger_transfers r ON r.hold_id = p.transfer_id
+		WHERE p.platform_id = ? AND p.env = ?
+		GROUP BY p.account_id`, t.PlatformID, t.Env)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]LedgerBalance{}
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var b LedgerBalance
+		err := r.Scan(&b.AccountID, &b.Posted, &b.PendingDebits, &b.PendingCredits)
+		out[b.AccountID] = b
+		return err
+	})
+	return out, err
+}
+
+// LedgerTransfer is a row of ledger_transfers.
+type LedgerTransfer struct {
+	ID         string
+	Tenant     Tenant
+	Kind       string
+	HoldID     string // POST and VOID: the hold they resolve
+	ReversesID string // REVERSAL: the transfer it reverses
+	Reference  string
+	Metadata   []byte // JSON; nil is NULL
+	CreatedAt  time.Time
+
+	// Read only, filled by LedgerTransfersByID: the transfers that resolved
+	// (hold_id) or reversed (reverses_transfer_id) this one, if any.
+	ResolvedBy string
+	ReversedBy string
+}
+
+// LedgerPosting is a row of ledger_postings.
+type LedgerPosting struct {
+	ID         string
+	Tenant     Tenant
+	TransferID string
+	AccountID  string
+	Currency   string
+	Amount     int64
+	Pending    bool
+	CreatedAt  time.Time
+}
+
+const ledgerTransferCols = `id, platform_id, env, kind, hold_id, reverses_transfer_id, reference, metadata, created_at`
+
+const ledgerPostingCols = `id, platform_id, env, transfer_id, account_id, currency, amount, pending, created_at`
+
+// InsertLedgerTransfers stores transfers in order (a POST may name a hold
+// stored earlier in the same call). A conflict on a unique key is ErrConflict
+// joined with ErrLedgerTransferExists, ErrLedgerHoldResolved or
+// ErrLedgerTransferReversed.
+func (q Q) InsertLedgerTransfers(ctx context.Context, ts []LedgerTransfer) error {
+	for start := 0; start < len(ts); start += ledgerChunk {
+		part := ts[start:min(start+ledgerChunk, len(ts))]
+		args := make([]any, 0, len(part)*9)
+		for _, tr := range part {
+			var meta sql.NullString
+			if tr.Metadata != nil {
+				meta = sql.NullString{String: string(tr.Metadata), Valid: true}
+			}
+			args = append(args, tr.ID, tr.Tenant.PlatformID, tr.Tenant.Env, tr.Kind, ledgerNullString(tr.HoldID),
+				ledgerNullString(tr.ReversesID), tr.Reference, meta, toMicros(tr.CreatedAt))
+		}
+		if _, err := q.exec(ctx, `INSERT INTO ledger_transfers (`+ledgerTransferCols+`) VALUES `+ledgerRowsOf(len(part), 9), args...); err != nil {
+			return ledgerConflict(err)
+		}
+	}
+	return nil
+}
+
+// InsertLedgerPostings stores postings.
+func (q Q) InsertLedgerPostings(ctx context.Context, ps []LedgerPosting) error {
+	for start := 0; start < len(ps); start += ledgerChunk {
+		part := ps[start:min(start+ledgerChunk, len(ps))]
+		args := make([]any, 0, len(part)*9)
+		for _, p := range part {
+			args = append(args, p.ID, p.Tenant.PlatformID, p.Tenant.Env, p.TransferID, p.AccountID, p.Currency,
+				p.Amount, p.Pending, toMicros(p.CreatedAt))
+		}
+		if _, err := q.exec(ctx, `INSERT INTO ledger_postings (`+ledgerPostingCols+`) VALUES `+ledgerRowsOf(len(part), 9), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ledgerConflict names the unique key a failed transfer insert hit.
+func ledgerConflict(err error) error {
+	if !errors.Is(err, ErrConflict) {
+		return err
+	}
+	var name string
+	var pg *pgconn.PgError
+	var se *sqlite.Error
+	switch {
+	case errors.As(err, &pg):
+		name = pg.ConstraintName
+	case errors.As(err, &se):
+		name = se.Error()
+	}
+	switch {
+	case strings.Contains(name, "ledger_transfers_hold_once") || strings.Contains(name, "ledger_transfers.hold_id"):
+		return errors.Join(ErrLedgerHoldResolved, err)
+	case strings.Contains(name, "ledger_transfers_reversal_once") || strings.Contains(name, "ledger_transfers.reverses_transfer_id"):
+		return errors.Join(ErrLedgerTransferReversed, err)
+	case strings.Contains(name, "ledger_transfers_pkey") || strings.Contains(name, "ledger_transfers.id"):
+		return errors.Join(ErrLedgerTransferExists, err)
+	}
+	return err
+}
+
+// LedgerTransfersByID returns those of ids that are transfers of the tenant,
+// with ResolvedBy and ReversedBy filled.
+func (q Q) LedgerTransfersByID(ctx context.Context, t Tenant, ids []string) (map[string]LedgerTransfer, error) {
+	all, err := q.LedgerTransfersByIDAnyTenant(ctx, ids)
+	for tid, tr := range all {
+		if tr.Tenant != t {
+			delete(all, tid)
+		}
+	}
+	return all, err
+}
+
+// LedgerTransfersByIDAnyTenant is LedgerTransfersByID across tenants, for
+// checks that an id is free (ids are unique across tenants). Callers check
+// Tenant before using a row. (Rows are found by primary key only: a tenant
+// condition in SQL tempts SQLite's planner into scanning the tenant's whole
+// time index.)
+func (q Q) LedgerTransfersByIDAnyTenant(ctx context.Context, ids []string) (map[string]LedgerTransfer, error) {
+	out := make(map[string]LedgerTransfer, len(ids))
+	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
+		rows, err := q.query(ctx, `SELECT t.id, t.platform_id, t.env, t.kind, t.hold_id, t.reverses_transfer_id,
+				t.reference, t.metadata, t.created_at,
+				(SELECT r.id FROM ledger_transfers r WHERE r.hold_id = t.id),
+				(SELECT r.id FROM ledger_transfers r WHERE r.reverses_transfer_id = t.id)
+			FROM ledger_transfers t WHERE t.id IN (`+ledgerPlaceholders(len(chunk))+`)`, ledgerAnys(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			var tr LedgerTransfer
+			var hold, rev, meta, resolved, reversed sql.NullString
+			var created int64
+			if err := r.Scan(&tr.ID, &tr.Tenant.PlatformID, &tr.Tenant.Env, &tr.Kind, &hold, &rev, &tr.Reference,
+				&meta, &created, &resolved, &reversed); err != nil {
+				return err
+			}
+			tr.HoldID, tr.ReversesID, tr.ResolvedBy, tr.ReversedBy = hold.String, rev.String, resolved.String, reversed.String
+			if meta.Valid {
+				tr.Metadata = []byte(meta.String)
+			}
+			tr.CreatedAt = fromMicros(created)
+			out[tr.ID] = tr
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// LedgerPostingsOf returns the postings of transfers, each transfer's in the
+// order they were stored.
+func (q Q) LedgerPostingsOf(ctx context.Context, t Tenant, transferIDs []string) (map[string][]LedgerPosting, error) {
+	out := make(map[string][]LedgerPosting, len(transferIDs))
+	for _, chunk := range ledgerChunks(ledgerDedupe(transferIDs)) {
+		rows, err := q.query(ctx, `SELECT `+ledgerPostingCols+` FROM ledger_postings WHERE platform_id = ? AND env = ?
+			AND transfer_id IN (`+ledgerPlaceholders(len(chunk))+`) ORDER BY transfer_id, id`,
+			append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			p, err := scanLedgerPosting(r)
+			out[p.TransferID] = append(out[p.TransferID], p)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func scanLedgerPosting(row interface{ Scan(...any) error }) (LedgerPosting, error) {
+	var p LedgerPosting
+	var created int64
+	if err := row.Scan(&p.ID, &p.Tenant.PlatformID, &p.Tenant.Env, &p.TransferID, &p.AccountID, &p.Currency,
+		&p.Amount, &p.Pending, &created); err != nil {
+		return LedgerPosting{}, classify(err)
+	}
+	p.CreatedAt = fromMicros(created)
+	return p, nil
+}
+
+// LedgerPostingCursor is the keyset position of a posting in an account's
+// statement order (created_at, id).
+type LedgerPostingCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// LedgerStatement returns up to limit posted postings of an account with
+// from <= created_at < to (either bound optional), after the cursor, in the
+// order the money moved.
+func (q Q) LedgerStatement(ctx context.Context, t Tenant, accountID string, from, to *time.Time, after *LedgerPostingCursor, limit int) ([]LedgerPosting, error) {
+	w := where{}
+	w.add("account_id = ?", accountID)
+	w.add("NOT pending")
+	w.add("platform_id = ?", t.PlatformID)
+	w.add("env = ?", t.Env)
+	if from != nil {
+		w.add("created_at >= ?", toMicros(*from))
+	}
+	if to != nil {
+		w.add("created_at < ?", toMicros(*to))
+	}
+	if after != nil {
+		us := toMicros(after.CreatedAt)
+		w.add("(created_at > ? OR (created_at = ? AND id > ?))", us, us, after.ID)
+	}
+	rows, err := q.query(ctx, `SELECT `+ledgerPostingCols+` FROM ledger_postings`+w.sql()+
+		` ORDER BY created_at, id LIMIT ?`, append(w.args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	var out []LedgerPosting
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		p, err := scanLedgerPosting(r)
+		out = append(out, p)
+		return err
+	})
+	return out, err
+}
+
+// LedgerPostedSumBefore sums an account's posted postings created before at
+// (all of them when at is nil): its posted balance at that instant.
+func (q Q) LedgerPostedSumBefore(ctx context.Context, t Tenant, accountID string, at *time.Time) (int64, error) {
+	w := where{}
+	w.add("account_id = ?", accountID)
+	w.add("NOT pending")
+	w.add("platform_id = ?", t.PlatformID)
+	w.add("env = ?", t.Env)
+	if at != nil {
+		w.add("created_at < ?", toMicros(*at))
+	}
+	var sum int64
+	err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM ledger_postings`+w.sql(), w.args...).Scan(&sum)
+	return sum, classify(err)
+}
+
+// LedgerCounts counts a tenant's ledger rows.
+type LedgerCounts struct {
+	Accounts, Transfers, Postings int64
+	BalanceVersions               int64 // sum of the balance rows' versions: moves on every balance change
+}
+
+// CountLedgerRows counts the tenant's ledger rows (an audit: it reads them all).
+func (q Q) CountLedgerRows(ctx context.Context, t Tenant) (LedgerCounts, error) {
+	var c LedgerCounts
+	err := q.queryRow(ctx, `SELECT
+			(SELECT COUNT(*) FROM ledger_accounts WHERE platform_id = ? AND env = ?),
+			(SELECT COUNT(*) FROM ledger_transfers WHERE platform_id = ? AND env = ?),
+			(SELECT COUNT(*) FROM ledger_postings WHERE platform_id = ? AND env = ?),
+			(SELECT CAST(COALESCE(SUM(version), 0) AS BIGINT) FROM ledger_balances WHERE platform_id = ? AND env = ?)`,
+		t.PlatformID, t.Env, t.PlatformID, t.Env, t.PlatformID, t.Env, t.PlatformID, t.Env).
+		Scan(&c.Accounts, &c.Transfers, &c.Postings, &c.BalanceVersions)
+	return c, classify(err)
+}
+
+// LedgerUnbalancedTransfers lists the tenant's transfers whose postings do
+// not sum to zero in some currency (an audit: it reads every posting).
+func (q Q) LedgerUnbalancedTransfers(ctx context.Context, t Tenant) ([]string, error) {
+	rows, err := q.query(ctx, `SELECT DISTINCT transfer_id FROM (SELECT transfer_id FROM ledger_postings
+		WHERE platform_id = ? AND env = ? GROUP BY transfer_id, currency HAVING SUM(amount) <> 0) u ORDER BY transfer_id`,
+		t.PlatformID, t.Env)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var id string
+		err := r.Scan(&id)
+		out = append(out, id)
+		return err
+	})
+	return out, err
+}
+
+// LedgerPostingCount is a transfer's number of postings.
+type LedgerPostingCount struct {
+	TransferID string
+	Kind       string
+	Postings   int
+}
+
+// LedgerPostingCounts returns every transfer of the tenant with its number
+// of postings (an audit).
+func (q Q) LedgerPostingCounts(ctx context.Context, t Tenant) ([]LedgerPostingCount, error) {
+	rows, err := q.query(ctx, `SELECT t.id, t.kind, COUNT(p.id) FROM ledger_transfers t
+		LEFT JOIN ledger_postings p ON p.transfer_id = t.id
+		WHERE t.platform_id = ? AND t.env = ? GROUP BY t.id, t.kind ORDER BY t.id`,
+		t.PlatformID, t.Env)
+	if err != nil {
+		return nil, err
+	}
+	var out []LedgerPostingCount
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var c LedgerPostingCount
+		err := r.Scan(&c.TransferID, &c.Kind, &c.Postings)
+		out = append(out, c)
+		return err
+	})
+	return out, err
+}
+
+// ledgerEachRow calls fn for every row and closes rows.
+func ledgerEachRow(rows *sql.Rows, fn func(*sql.Rows) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return classify(err)
+		}
+	}
+	return classify(rows.Err())
+}
+
+// ledgerDedupe returns the distinct non-empty strings of ss, sorted, in a new slice.
+func ledgerDedupe(ss []string) []string {
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	n := 0
+	for i, s := range out {
+		if i == 0 || s != out[n-1] {
+			out[n] = s
+			n++
+		}
+	}
+	return out[:n]
+}
+
+func ledgerChunks(ss []string) [][]string {
+	var out [][]string
+	for start := 0; start < len(ss); start += ledgerChunk {
+		out = append(out, ss[start:min(start+ledgerChunk, len(ss))])
+	}
+	return out
+}
+
+func ledgerAnys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func ledgerPlaceholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// ledgerRowsOf is "(?, …), (?, …)" for n rows of cols values.
+func ledgerRowsOf(n, cols int) string {
+	row := "(" + ledgerPlaceholders(cols) + ")"
+	var b strings.Builder
+	b.Grow(n * (len(row) + 2))
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}
