@@ -19,6 +19,27 @@ type Address struct {
 	Country    *string `json:"country,omitempty"`
 }
 
+// mergeAddress applies the fields set in in (PATCH semantics: absent keeps)
+// to *dst, creating it when needed.
+func mergeAddress(dst **Address, in *Address) {
+	if in == nil {
+		return
+	}
+	if *dst == nil {
+		*dst = &Address{}
+	}
+	a := *dst
+	for _, f := range []struct{ dst, src **string }{
+		{&a.Line1, &in.Line1}, {&a.Line2, &in.Line2}, {&a.City, &in.City},
+		{&a.State, &in.State}, {&a.PostalCode, &in.PostalCode}, {&a.Country, &in.Country},
+	} {
+		if *f.src != nil {
+			v := **f.src
+			*f.dst = &v
+		}
+	}
+}
+
 // EDD holds the optional enhanced-due-diligence fields of an individual
 // (R-CUST-10). They appear as top-level customer fields.
 type EDD struct {

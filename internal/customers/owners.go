@@ -128,17 +128,7 @@ func mergePersonalInfo(cur PersonalInfo, in *PersonalInfo) PersonalInfo {
 	set(&out.IDType, in2.IDType)
 	set(&out.Identifier, in2.Identifier)
 	set(&out.CountryOfIssuance, in2.CountryOfIssuance)
-	if a := in2.Address; a != nil {
-		if out.Address == nil {
-			out.Address = &Address{}
-		}
-		set(&out.Address.Line1, a.Line1)
-		set(&out.Address.Line2, a.Line2)
-		set(&out.Address.City, a.City)
-		set(&out.Address.State, a.State)
-		set(&out.Address.PostalCode, a.PostalCode)
-		set(&out.Address.Country, a.Country)
-	}
+	mergeAddress(&out.Address, in2.Address)
 	return out
 }
 

@@ -536,17 +536,7 @@ func (r UpdateRequest) merged(p Profile) Profile {
 	set(&out.PhoneNumber, in.PhoneNumber)
 	set(&out.Region, in.Region)
 	list(&out.Currencies, in.Currencies)
-	if a := in.Address; a != nil {
-		if out.Address == nil {
-			out.Address = &Address{}
-		}
-		set(&out.Address.Line1, a.Line1)
-		set(&out.Address.Line2, a.Line2)
-		set(&out.Address.City, a.City)
-		set(&out.Address.State, a.State)
-		set(&out.Address.PostalCode, a.PostalCode)
-		set(&out.Address.Country, a.Country)
-	}
+	mergeAddress(&out.Address, in.Address)
 	if r.RegistrationNumber != nil || in.BusinessInfo != nil {
 		if out.BusinessInfo == nil {
 			out.BusinessInfo = &BusinessInfo{}
