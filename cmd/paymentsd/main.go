@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,6 +64,8 @@ type settings struct {
 	shutdownTimeout time.Duration
 	webhookWorkers  int
 	webhookPrivate  bool
+	blobDir         string
+	publicURL       string
 }
 
 func env(name, def string) string {
@@ -115,6 +118,10 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 		"webhook deliveries this node makes at once ($PAYMENTS_WEBHOOK_WORKERS)")
 	fs.BoolVar(&s.webhookPrivate, "webhook-allow-private", envBool("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", false),
 		"let production webhook endpoints resolve to loopback or private addresses ($PAYMENTS_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&s.blobDir, "blob-dir", env("PAYMENTS_BLOB_DIR", ""),
+		"directory of uploaded files (KYC documents, bulk CSVs); default: blobs/ beside the SQLite file, else ./data/blobs ($PAYMENTS_BLOB_DIR)")
+	fs.StringVar(&s.publicURL, "public-url", env("PAYMENTS_PUBLIC_URL", ""),
+		"address customers reach this service at, the base of hosted KYC links; default http://ADDR ($PAYMENTS_PUBLIC_URL)")
 	s.sandboxToken = os.Getenv("PAYMENTS_SANDBOX_TOKEN")
 	s.productionToken = os.Getenv("PAYMENTS_PRODUCTION_TOKEN")
 	if err := fs.Parse(args); err != nil {
@@ -122,6 +129,15 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	}
 	if fs.NArg() > 0 {
 		return s, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if s.blobDir == "" {
+		s.blobDir = "./data/blobs"
+		if path, ok := strings.CutPrefix(s.databaseURL, "sqlite:"); ok {
+			s.blobDir = filepath.Join(filepath.Dir(strings.TrimPrefix(path, "//")), "blobs")
+		}
+	}
+	if s.publicURL == "" {
+		s.publicURL = "http://" + s.addr
 	}
 	return s, nil
 }
@@ -179,11 +195,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: cfg.rateLimit})
+	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: cfg.rateLimit,
+		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL})
 	if err != nil {
 		return err
 	}
 	go api.RunMaintenance(ctx)
+	go api.RunExternalAccountWork(ctx)
 	go webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate})
 
 	ln, err := net.Listen("tcp", cfg.addr)

@@ -34,6 +34,13 @@ type Options struct {
 	// IdempotencyLock is how long a claim on a key holds before a retry may
 	// take it over because its holder died (default 60s).
 	IdempotencyLock time.Duration
+	// BlobDir is where uploaded files (KYC documents, bulk-import CSVs) are
+	// kept (default ./data/blobs, created on first use).
+	BlobDir string
+	// PublicURL is this service's address as customers reach it (scheme and
+	// host, no trailing slash), the base of hosted KYC links; empty uses
+	// the request's Host over http.
+	PublicURL string
 }
 
 func (o *Options) defaults() {
