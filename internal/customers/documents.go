@@ -22,6 +22,8 @@ type DocumentRequest struct {
 	Side           *string `json:"side"`
 	IssuedOn       *string `json:"issuedOn"`
 	FileName       *string `json:"fileName"`
+	// upload carries the file of POST /documents (documents_files.go).
+	upload *upload
 }
 
 // Validate lists every invalid field; it never changes r.
@@ -84,7 +86,7 @@ func (s *Service) RecordDocument(ctx context.Context, t store.Tenant, req Docume
 		default:
 			return notFound
 		}
-		return tx.InsertCustomerDocument(ctx, d)
+		return s.insertDocument(ctx, tx, d, req)
 	})
 	if err != nil {
 		return Document{}, err
