@@ -202,7 +202,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	go api.RunMaintenance(ctx)
 	go api.RunExternalAccountWork(ctx)
-	go api.RunCustomerJobs(ctx) // bulk customer imports, removal of unreferenced document files
+	go api.RunCustomerJobs(ctx)        // bulk customer imports, removal of unreferenced document files
+	go api.RunPaymentDocumentWork(ctx) // removal of attached, expired and abandoned payment-document files
 	go webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate})
 
 	ln, err := net.Listen("tcp", cfg.addr)

@@ -1,0 +1,205 @@
+package paymentdocs
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+)
+
+// File limits (R-PDOC-03, R-PDOC-04).
+const (
+	MinFileBytes = 1
+	MaxFileBytes = 8_000_000
+)
+
+// MaxUploadBody is the request-body limit of POST /payment-documents: the
+// largest file plus room for the multipart envelope and the text fields. A
+// file over MaxFileBytes inside it is 400 INVALID_INPUT; a larger body is
+// refused by the HTTP layer before it is read (413).
+const MaxUploadBody = MaxFileBytes + 64<<10
+
+// Detected content types: the only formats accepted.
+const (
+	ContentTypePDF  = "application/pdf"
+	ContentTypeJPEG = "image/jpeg"
+	ContentTypePNG  = "image/png"
+)
+
+// Form fields.
+const (
+	fieldFile         = "file"
+	fieldDocumentType = "documentType"
+	fieldCustomerID   = "customerId"
+)
+
+// Bounds on the rest of the form.
+const (
+	maxTextField   = 1024
+	maxParts       = 16
+	maxFileNameLen = 255
+)
+
+var pngSignature = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
+
+// DetectContentType names the format of a file from its first bytes, never
+// its name or declared type: PDF ("%PDF-"), JPEG (FF D8 FF) or PNG (its
+// 8-byte signature); "" for anything else (GIF, text, …).
+func DetectContentType(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("%PDF-")):
+		return ContentTypePDF
+	case bytes.HasPrefix(b, []byte{0xff, 0xd8, 0xff}):
+		return ContentTypeJPEG
+	case bytes.HasPrefix(b, pngSignature):
+		return ContentTypePNG
+	}
+	return ""
+}
+
+// Upload is a parsed, valid POST /payment-documents form.
+type Upload struct {
+	DocumentType string
+	CustomerID   string // "" when the platform is the sender
+	FileName     string
+	ContentType  string
+	Data         []byte
+}
+
+// ParseUpload reads a multipart/form-data body: one file in field `file`
+// (PDF, JPEG or PNG by content, MinFileBytes to MaxFileBytes), a
+// `documentType` from DocumentTypes and an optional `customerId`. Every
+// problem is listed in one 400 INVALID_INPUT (R-ERR-02); nothing is stored
+// here. contentType is the request's Content-Type header.
+func ParseUpload(contentType string, body []byte) (Upload, error) {
+	var f apierr.Fields
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		f.Add(fieldFile, apierr.Required,
+			"send the request as multipart/form-data (with a boundary), the file in field `file`")
+		return Upload{}, f.Err()
+	}
+	var u Upload
+	values := map[string]string{}
+	files, parts := 0, 0
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			f.Add(fieldFile, apierr.Format, "the multipart body is malformed: %v", err)
+			return Upload{}, f.Err()
+		}
+		parts++
+		if parts > maxParts {
+			p.Close()
+			f.Add("(form)", apierr.MaxItems, "has more than %d parts; send file, documentType and customerId", maxParts)
+			return Upload{}, f.Err()
+		}
+		name := p.FormName()
+		switch name {
+		case fieldFile:
+			files++
+			if files > 1 {
+				f.Add(fieldFile, apierr.MaxItems, "must be sent once; upload one file per request")
+				break
+			}
+			data, err := io.ReadAll(io.LimitReader(p, MaxFileBytes+1))
+			if err != nil {
+				f.Add(fieldFile, apierr.Format, "could not be read: %v", err)
+				break
+			}
+			u.Data, u.FileName = data, p.FileName()
+		case fieldDocumentType, fieldCustomerID:
+			b, err := io.ReadAll(io.LimitReader(p, maxTextField+1))
+			switch {
+			case err != nil:
+				f.Add(name, apierr.Format, "could not be read: %v", err)
+			case len(b) > maxTextField:
+				f.Add(name, apierr.MaxLength, "must be at most %d bytes", maxTextField)
+			default:
+				if _, dup := values[name]; dup {
+					f.Add(name, apierr.MaxItems, "must be sent once")
+				}
+				values[name] = string(b)
+			}
+		case "":
+			f.Add("(part)", apierr.AdditionalProperties, "every part needs a name in its Content-Disposition")
+		default:
+			f.Add(name, apierr.AdditionalProperties, "is not a field of this request; send file, documentType and optionally customerId")
+		}
+		p.Close()
+	}
+
+	switch {
+	case files == 0:
+		f.Add(fieldFile, apierr.Required, "is required: one PDF, JPEG or PNG file of %d to %d bytes", MinFileBytes, MaxFileBytes)
+	case files > 1:
+	case len(u.Data) < MinFileBytes:
+		f.Add(fieldFile, apierr.MinLength, "is empty; upload a PDF, JPEG or PNG file of %d to %d bytes", MinFileBytes, MaxFileBytes)
+	case len(u.Data) > MaxFileBytes:
+		f.Add(fieldFile, apierr.MaxLength, "must be at most %d bytes", MaxFileBytes)
+	default:
+		u.ContentType = DetectContentType(u.Data)
+		if u.ContentType == "" {
+			f.Add(fieldFile, apierr.Format,
+				"must be a PDF, JPEG or PNG file; its contents are none of these (the format is read from the contents, not the name)")
+		}
+	}
+
+	// A documentType that was sent twice or was too long is already reported.
+	if !slices.ContainsFunc(apierr.FieldList(f.Err()), func(fe apierr.FieldError) bool { return fe.Field == fieldDocumentType }) {
+		u.DocumentType = strings.TrimSpace(values[fieldDocumentType])
+		switch {
+		case u.DocumentType == "":
+			f.Add(fieldDocumentType, apierr.Required, "is required: one of %s", strings.Join(DocumentTypes(), ", "))
+		case !slices.Contains(DocumentTypes(), u.DocumentType):
+			f.Add(fieldDocumentType, apierr.Enum, "must be one of %s", strings.Join(DocumentTypes(), ", "))
+		}
+	}
+	u.CustomerID = strings.TrimSpace(values[fieldCustomerID])
+
+	if err := f.Err(); err != nil {
+		return Upload{}, err
+	}
+	u.FileName = cleanFileName(u.FileName, u.ContentType)
+	return u, nil
+}
+
+// cleanFileName keeps the last path element of the client's file name,
+// without control characters, at most maxFileNameLen characters; a
+// name-less file is named after its format. The name is metadata only:
+// files are stored under generated keys.
+func cleanFileName(name, contentType string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, name))
+	if utf8.RuneCountInString(name) > maxFileNameLen {
+		name = string([]rune(name)[:maxFileNameLen])
+	}
+	if name == "" || name == "." || name == ".." {
+		switch contentType {
+		case ContentTypePDF:
+			return "document.pdf"
+		case ContentTypeJPEG:
+			return "document.jpg"
+		}
+		return "document.png"
+	}
+	return name
+}
