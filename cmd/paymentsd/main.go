@@ -27,6 +27,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/httpapi"
 	"github.com/paymentsd/paymentsd/internal/platforms"
+	"github.com/paymentsd/paymentsd/internal/rails"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
@@ -202,9 +203,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	go api.RunMaintenance(ctx)
 	go api.RunExternalAccountWork(ctx)
-	go api.RunCustomerJobs(ctx)        // bulk customer imports, removal of unreferenced document files
-	go api.RunPaymentDocumentWork(ctx) // removal of attached, expired and abandoned payment-document files
+	go api.RunCustomerJobs(ctx)               // bulk customer imports, removal of unreferenced document files
+	go api.RunQuoteExpiry(ctx, 5*time.Second) // PENDING quotes past expiresAt become EXPIRED
+	go api.RunPaymentDocumentWork(ctx)        // removal of attached, expired and abandoned payment-document files
 	go webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate})
+	// Rail settlement, failures and returns; PAYMENTS_SANDBOX_CLOCK_FACTOR scales sandbox rail time (docs/sandbox.md).
+	rails.SetClockFactor(envFloat("PAYMENTS_SANDBOX_CLOCK_FACTOR", rails.DefaultClockFactor))
+	go rails.Run(ctx, db, rails.Options{Log: log})
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -36,6 +36,11 @@ type Service struct {
 	// is nil, and a nil HoldsMoney means no customer holds money (no
 	// customer has accounts yet).
 	HoldsMoney func(ctx context.Context, t store.Tenant, customerID string) (bool, error)
+	// OnCreate runs inside the transaction that creates a customer, after
+	// the customer is stored (the accounts capability provisions the
+	// customer's internal accounts there). An error rolls the creation
+	// back. Nil does nothing.
+	OnCreate func(ctx context.Context, tx *store.Tx, t store.Tenant, c Customer) error
 	// Senders deliver one-time codes, per environment. Sandbox sends are
 	// recorded (and logged with the code, which is always 123456);
 	// production sends are logged without the code until a real email/SMS
@@ -242,6 +247,11 @@ func (s *Service) Create(ctx context.Context, t store.Tenant, req CreateRequest)
 		var err error
 		if out, err = renderIn(ctx, tx.Q, t, row); err != nil {
 			return err
+		}
+		if s.OnCreate != nil {
+			if err := s.OnCreate(ctx, tx, t, out); err != nil {
+				return err
+			}
 		}
 		return idempotency.Record(ctx, tx, out)
 	})

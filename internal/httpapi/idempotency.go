@@ -48,7 +48,11 @@ func (s *Server) idempotent(rt route, w http.ResponseWriter, r *http.Request) er
 			return apierr.Conflict("This Idempotency-Key was already used with a different request; use a new key for a new request")
 		}
 		if rec.Done() {
-			replay(w, rec.StatusCode, rec.ResponseBody)
+			status := rec.StatusCode
+			if rt.replayStatus != 0 && status >= 200 && status < 300 {
+				status = rt.replayStatus
+			}
+			replay(w, status, rec.ResponseBody)
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -28,7 +28,11 @@ type route struct {
 	sandboxOnly bool // /sandbox/*: sandbox tokens only
 	idempotent  bool // honours Idempotency-Key
 	requireIdem bool // refuses requests without Idempotency-Key
-	maxBody     int64
+	// replayStatus, when set, is the status of a replayed success (2xx)
+	// instead of the stored one: POST /internal-accounts answers 201 first
+	// and 200 on replay (R-IDEM-08). Stored errors replay as they were.
+	replayStatus int
+	maxBody      int64
 }
 
 type bodyKey struct{}

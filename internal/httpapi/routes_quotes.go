@@ -1,0 +1,138 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/ledger"
+	"github.com/paymentsd/paymentsd/internal/quotes"
+	"github.com/paymentsd/paymentsd/internal/rails"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+func init() { routeGroups = append(routeGroups, (*Server).quoteRoutes) }
+
+// quoteRoutes: quotes and their execution (R-QUOTE-01..41, R-AUTH-05,
+// R-IDEM-05, R-IDEM-06, R-VER-04). Creating and executing need TRANSACT
+// (auth.NeedMoney); both honour Idempotency-Key.
+func (s *Server) quoteRoutes() {
+	h := &quoteHandlers{s: s, svc: s.quoteService()}
+	s.handle(route{pattern: "POST /quotes", need: auth.NeedMoney, idempotent: true, h: h.create})
+	s.handle(route{pattern: "GET /quotes/{quoteId}", need: auth.NeedView, h: h.get})
+	s.handle(route{pattern: "POST /quotes/{quoteId}/execute", need: auth.NeedMoney, idempotent: true, h: h.execute})
+}
+
+// quoteServices holds each server's quote service, so transfers, the rails'
+// sandbox deposits and tests reach the same instance.
+var quoteServices sync.Map // *Server → *quotes.Service
+
+// quoteService returns the server's quote service, creating it on first use.
+func (s *Server) quoteService() *quotes.Service {
+	if svc, ok := quoteServices.Load(s); ok {
+		return svc.(*quotes.Service)
+	}
+	svc := &quotes.Service{
+		DB:      s.db,
+		Ledger:  ledger.New(s.db),
+		Pricing: s.pricingEngine,
+		Config:  s.config.Get,
+		TermsAccepted: func(ctx context.Context, t store.Tenant, c string) (bool, error) {
+			return s.customerService().TermsAccepted(ctx, t, c)
+		},
+		External: s.externalAccountService(),
+		Docs:     s.PaymentDocuments,
+		Submit:   rails.Submit,
+	}
+	v, _ := quoteServices.LoadOrStore(s, svc)
+	return v.(*quotes.Service)
+}
+
+// QuoteService exposes the server's quote service (the rails' sandbox
+// deposits execute payment-instruction-funded quotes with ExecuteFunded).
+func (s *Server) QuoteService() *quotes.Service { return s.quoteService() }
+
+// RunQuoteExpiry expires due quotes every interval until ctx ends (every
+// node may run it).
+func (s *Server) RunQuoteExpiry(ctx context.Context, interval time.Duration) {
+	svc := s.quoteService()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		for {
+			n, err := svc.ExpireDue(ctx, 100)
+			if err != nil {
+				s.log.Warn("quote expiry", "err", err)
+			}
+			if err != nil || n < 100 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// quoteRecordStatus sets the status recorded under the request's
+// Idempotency-Key with the response.
+func quoteRecordStatus(r *http.Request, status int) {
+	if c := idempotency.FromContext(r.Context()); c != nil {
+		c.Status = status
+	}
+}
+
+type quoteHandlers struct {
+	s   *Server
+	svc *quotes.Service
+}
+
+func (h *quoteHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	var req quotes.Request
+	if err := decode(r, &req, req.Validate); err != nil {
+		return err
+	}
+	quoteRecordStatus(r, http.StatusOK)
+	q, err := h.svc.Create(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+func (h *quoteHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	q, err := h.svc.Get(r.Context(), principal(r).Tenant, r.PathValue("quoteId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+// executeRequest is the optional body of POST /quotes/{quoteId}/execute.
+type executeRequest struct {
+	ScaFactor *string `json:"scaFactor"`
+}
+
+func (h *quoteHandlers) execute(w http.ResponseWriter, r *http.Request) error {
+	if len(bytes.TrimSpace(bodyOf(r))) > 0 {
+		var req executeRequest
+		if err := decode(r, &req, nil); err != nil {
+			return err
+		}
+	}
+	quoteRecordStatus(r, http.StatusOK)
+	q, err := h.svc.Execute(r.Context(), principal(r).Tenant, r.PathValue("quoteId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}

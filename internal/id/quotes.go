@@ -1,0 +1,7 @@
+package id
+
+// Resource type prefixes of quotes and receiver lookups.
+const (
+	Quote  = "Quote"
+	Lookup = "Lookup"
+)

@@ -1,0 +1,714 @@
+// Package quotes prices transfers and executes them (Part A "Quote",
+// "Quote and outgoing transaction"; Part B "Quotes and transfers"). A quote
+// is priced by package pricing, creates its transaction (package
+// transactions) in the same database transaction, and moves money only
+// through package ledger at execution. It knows nothing about HTTP.
+//
+// Money at execution, in one database transaction with the quote and its
+// transaction moving to PROCESSING (S sent, F fees of which P platform fees,
+// R received):
+//
+//   - internal destination: one posted ledger transfer — source −S, SYSTEM
+//     SERVICE_FEES +(F−P), PLATFORM_FEES +P; same currency: destination
+//     +(S−F); cross currency: FX_POSITION +(S−F) in the sending currency and
+//     −R in the receiving one, destination +R. The transaction then goes to
+//     COMPLETED with settledAt in the same database transaction
+//     (OUTGOING_PAYMENT.PROCESSING, then .COMPLETED); a customer-owned
+//     destination also gets an INCOMING transaction, COMPLETED.
+//   - external destination: the same legs as a ledger HOLD with SYSTEM
+//     CLEARING +R in place of the destination, then rails.Submit.
+//   - external pull source (transfer-in): a posted transfer from SYSTEM
+//     WORLD; the sandbox simulates the pull as settled at once.
+//
+// Quote status. The quotes row keeps the status; transactions.Transition sets
+// it to the transaction's status whenever an outgoing transaction with a
+// quote enters PENDING, PENDING_AUTHORIZATION, PROCESSING, COMPLETED, FAILED
+// or EXPIRED, so rails settlement moves the quote too. The execute response
+// (and immediatelyExecute) reports the quote as execution left it,
+// PROCESSING (R-QUOTE-12, R-QUOTE-27), even when an internal transfer
+// completed in the same database transaction; GET shows COMPLETED.
+//
+// Expiry. A PENDING quote whose expiresAt has passed becomes EXPIRED
+// (terminal) when it is next read or executed, and ExpireDue sweeps the
+// rest (run it from a worker).
+package quotes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/internal/accounts"
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/currency"
+	"github.com/paymentsd/paymentsd/internal/externalaccounts"
+	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/ledger"
+	"github.com/paymentsd/paymentsd/internal/paymentdocs"
+	"github.com/paymentsd/paymentsd/internal/platformconfig"
+	"github.com/paymentsd/paymentsd/internal/pricing"
+	"github.com/paymentsd/paymentsd/internal/rails"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/transactions"
+)
+
+// DefaultExpiry is how long a quote may be executed (Part B "Limits": about
+// 5 minutes).
+const DefaultExpiry = 5 * time.Minute
+
+// DefaultDailyVolumeLimit is the default daily volume per tenant, in US
+// cents of executed sending amounts per UTC day: USD 1,000,000,000.
+const DefaultDailyVolumeLimit int64 = 100_000_000_000
+
+// Service implements quotes.
+type Service struct {
+	DB      *store.DB
+	Ledger  *ledger.Service
+	Pricing func(env string) *pricing.Engine
+	Config  func(ctx context.Context, t store.Tenant) (platformconfig.Config, error)
+	// TermsAccepted is customers.Service.TermsAccepted.
+	TermsAccepted func(ctx context.Context, t store.Tenant, customerID string) (bool, error)
+	External      *externalaccounts.Service
+	// Docs returns the payment documents service (nil: documents refused).
+	Docs func() (*paymentdocs.Service, error)
+	// Submit hands an external payout to the rails (rails.Submit).
+	Submit func(ctx context.Context, tx *store.Tx, p rails.Payout) error
+	Expiry time.Duration
+
+	mu     sync.Mutex
+	volume map[store.Tenant]int64
+}
+
+// SetDailyVolumeLimit sets a tenant's daily volume limit in US cents (0
+// restores the default).
+func (s *Service) SetDailyVolumeLimit(t store.Tenant, cents int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.volume == nil {
+		s.volume = map[store.Tenant]int64{}
+	}
+	if cents == 0 {
+		delete(s.volume, t)
+		return
+	}
+	s.volume[t] = cents
+}
+
+// DailyVolumeLimit is a tenant's daily volume limit in US cents.
+func (s *Service) DailyVolumeLimit(t store.Tenant) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.volume[t]; ok {
+		return v
+	}
+	return DefaultDailyVolumeLimit
+}
+
+func (s *Service) expiry() time.Duration {
+	if s.Expiry > 0 {
+		return s.Expiry
+	}
+	return DefaultExpiry
+}
+
+func quoteNotFound(quoteID string) error { return apierr.NotFound("QUOTE_NOT_FOUND", "Quote "+quoteID) }
+
+func fieldErr(field, constraint, format string, args ...any) error {
+	var f apierr.Fields
+	f.Add(field, constraint, format, args...)
+	return f.Err()
+}
+
+// resolved is a request with its accounts looked up.
+type resolved struct {
+	plan             plan
+	source           QuoteSource
+	dest             QuoteDestination
+	instructions     json.RawMessage
+	beneficiaryType  string
+	destKind         paymentdocs.DestinationKind
+	txSource         transactions.Source
+	txDest           transactions.Destination
+	txAccountID      string
+	txType           string
+	txDirection      string
+	sourceCustomerID string
+}
+
+func (s *Service) internalAccount(ctx context.Context, t store.Tenant, accountID string) (store.InternalAccount, error) {
+	a, err := s.DB.Read().GetInternalAccount(ctx, t, accountID)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, apierr.NotFound("ACCOUNT_NOT_FOUND", "Internal account "+accountID)
+	}
+	if err != nil {
+		return a, err
+	}
+	if a.Status != accounts.StatusActive {
+		return a, apierr.Conflict(fmt.Sprintf("Internal account %s is %s and cannot move money", a.ID, a.Status))
+	}
+	return a, nil
+}
+
+func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (resolved, error) {
+	var r resolved
+	src, dst := req.Source, req.Destination
+	switch str(src.SourceType) {
+	case SourceAccount:
+		accountID := *src.AccountID
+		switch {
+		case strings.HasPrefix(accountID, id.InternalAccount+":"):
+			a, err := s.internalAccount(ctx, t, accountID)
+			if err != nil {
+				return r, err
+			}
+			if c := str(src.CustomerID); c != "" && c != a.CustomerID {
+				return r, fieldErr("source.customerId", apierr.Enum, "is not the owner of source.accountId %s", accountID)
+			}
+			r.plan = plan{Funding: FundInternal, SourceInternalID: a.ID, SourceLedgerID: a.LedgerAccountID,
+				SenderCustomerID: a.CustomerID, SendingCurrency: a.Currency}
+			r.source = QuoteSource{SourceType: SourceAccount, AccountID: a.ID, CustomerID: a.CustomerID}
+			r.txAccountID = a.ID
+		case strings.HasPrefix(accountID, id.ExternalAccount+":"):
+			if t.Env != store.EnvSandbox {
+				return r, apierr.InvalidInput("Pulling from an external account needs a rail partner, and none is configured in production")
+			}
+			ea, err := s.External.Lookup(ctx, t, accountID)
+			if err != nil {
+				return r, err
+			}
+			if str(ea.AccountInfo.AccountType) != "USD_ACCOUNT" {
+				return r, fieldErr("source.accountId", apierr.Enum, "is not an account with pull ability (a US bank account, pulled over ACH)")
+			}
+			if err := s.External.UsableForPayout(ctx, t, accountID); err != nil {
+				return r, err
+			}
+			if c := str(src.CustomerID); c != "" && c != ea.CustomerID {
+				return r, fieldErr("source.customerId", apierr.Enum, "is not the owner of source.accountId %s", accountID)
+			}
+			r.plan = plan{Funding: FundPull, SourceExternalID: ea.ID, SenderCustomerID: ea.CustomerID,
+				SendingCurrency: ea.Currency}
+			r.source = QuoteSource{SourceType: SourceAccount, AccountID: ea.ID, CustomerID: ea.CustomerID}
+		default:
+			return r, apierr.NotFound("ACCOUNT_NOT_FOUND", "Account "+accountID)
+		}
+	case SourceRealtimeFunding:
+		customerID, cur := *src.CustomerID, *src.Currency
+		if _, err := s.TermsAccepted(ctx, t, customerID); err != nil {
+			return r, err // 404 CUSTOMER_NOT_FOUND
+		}
+		owned, err := s.DB.Read().InternalAccountsOfOwner(ctx, t, customerID)
+		if err != nil {
+			return r, err
+		}
+		var a *store.InternalAccount
+		for i := range owned {
+			x := &owned[i]
+			if x.Currency == cur && (x.Type == accounts.TypeFiat || x.Type == accounts.TypeCrypto) && x.Status == accounts.StatusActive {
+				a = x
+				break
+			}
+		}
+		if a == nil {
+			return r, fieldErr("source.currency", apierr.Enum, "customer %s holds no internal account in %s to fund the quote", customerID, cur)
+		}
+		r.plan = plan{Funding: FundInstructions, SourceInternalID: a.ID, SourceLedgerID: a.LedgerAccountID,
+			SenderCustomerID: customerID, SendingCurrency: cur}
+		r.source = QuoteSource{SourceType: SourceRealtimeFunding, CustomerID: customerID, Currency: cur}
+		r.instructions = json.RawMessage(a.Instructions)
+		r.txAccountID = a.ID
+	}
+	r.txType, r.txDirection = transactions.TypeOutgoing, transactions.Debit
+
+	switch str(dst.DestinationType) {
+	case DestUMAAddress:
+		return r, apierr.NotFound("LOOKUP_REQUEST_NOT_FOUND", "Lookup "+str(req.LookupID))
+	case DestAccount:
+		accountID := *dst.AccountID
+		switch {
+		case strings.HasPrefix(accountID, id.InternalAccount+":"):
+			a, err := s.internalAccount(ctx, t, accountID)
+			if err != nil {
+				return r, err
+			}
+			if a.ID == r.plan.SourceInternalID {
+				return r, apierr.New("SELF_PAYMENT", "The source and destination are the same account "+a.ID)
+			}
+			r.plan.To, r.plan.DestInternalID, r.plan.DestLedgerID, r.plan.DestCustomerID = ToInternal, a.ID, a.LedgerAccountID, a.CustomerID
+			r.plan.ReceivingCurrency, r.plan.Rail = a.Currency, pricing.RailInternal
+			r.dest = QuoteDestination{DestinationType: DestAccount, AccountID: a.ID}
+			r.destKind = paymentdocs.DestOther
+			if r.plan.Funding == FundPull {
+				r.txType, r.txDirection, r.txAccountID = transactions.TypeIncoming, transactions.Credit, a.ID
+			}
+		case strings.HasPrefix(accountID, id.ExternalAccount+":"):
+			if r.plan.Funding == FundPull {
+				return r, fieldErr("destination.accountId", apierr.Enum, "must be an internal account when the source is an external account")
+			}
+			ea, err := s.External.Lookup(ctx, t, accountID)
+			if err != nil {
+				return r, err
+			}
+			rails := ea.AccountInfo.PaymentRails
+			if slices.Contains(rails, pricing.RailACH) && !slices.Contains(rails, pricing.RailACHSameDay) {
+				// Same-day ACH rides the ACH network.
+				rails = append(slices.Clone(rails), pricing.RailACHSameDay)
+			}
+			rail := pricing.DefaultRail(ea.Currency)
+			if len(rails) > 0 && !slices.Contains(rails, rail) {
+				rail = rails[0]
+			}
+			if dst.PaymentRail != nil {
+				rail = *dst.PaymentRail
+				if len(rails) > 0 && !slices.Contains(rails, rail) {
+					return r, fieldErr("destination.paymentRail", apierr.Enum, "must be a rail the destination supports: %s", strings.Join(rails, ", "))
+				}
+			}
+			if err := s.External.UsableForPayout(ctx, t, accountID); err != nil {
+				return r, err
+			}
+			r.plan.To, r.plan.DestExternalID, r.plan.DestCustomerID = ToExternal, ea.ID, ea.CustomerID
+			r.plan.ReceivingCurrency, r.plan.Rail = ea.Currency, rail
+			r.dest = QuoteDestination{DestinationType: DestAccount, AccountID: ea.ID, PaymentRail: rail}
+			r.destKind = paymentdocs.DestExternalBankAccount
+			if ea.AccountInfo.Beneficiary != nil {
+				r.beneficiaryType = str(ea.AccountInfo.Beneficiary.BeneficiaryType)
+			}
+			if isWallet(str(ea.AccountInfo.AccountType)) {
+				r.destKind = paymentdocs.DestOther
+			}
+		default:
+			return r, apierr.NotFound("ACCOUNT_NOT_FOUND", "Account "+accountID)
+		}
+	}
+	r.txSource = transactions.Source{SourceType: r.source.SourceType, AccountID: r.source.AccountID,
+		Currency: r.plan.SendingCurrency, CustomerID: r.plan.SenderCustomerID}
+	r.txDest = transactions.Destination{DestinationType: DestAccount, AccountID: r.dest.AccountID,
+		Currency: r.plan.ReceivingCurrency}
+	if r.plan.To == ToExternal {
+		r.txDest.PaymentRail = r.plan.Rail
+	}
+	return r, nil
+}
+
+func isWallet(accountType string) bool {
+	return strings.Contains(accountType, "WALLET") || strings.HasSuffix(accountType, "_ADDRESS") ||
+		strings.HasPrefix(accountType, "LIGHTNING") || strings.HasPrefix(accountType, "SPARK")
+}
+
+// Create creates a quote and its transaction, executing it at once when
+// immediatelyExecute is true (R-QUOTE-01..24).
+func (s *Service) Create(ctx context.Context, t store.Tenant, req Request) (Quote, error) {
+	q, _, err := s.createQuote(ctx, t, req, false)
+	return q, err
+}
+
+// CreateTransfer creates and executes a quote for the deprecated
+// transfer-out and transfer-in endpoints (req.ImmediatelyExecute is forced)
+// and answers its transaction as it is after execution, which is also what
+// an Idempotency-Key replays (R-QUOTE-43..50, R-IDEM-10).
+func (s *Service) CreateTransfer(ctx context.Context, t store.Tenant, req Request) (transactions.Transaction, error) {
+	yes := true
+	req.ImmediatelyExecute = &yes
+	_, x, err := s.createQuote(ctx, t, req, true)
+	return x, err
+}
+
+func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, transfer bool) (Quote, transactions.Transaction, error) {
+	var noX transactions.Transaction
+	if err := req.Validate(); err != nil {
+		return Quote{}, noX, err
+	}
+	if err := paymentdocs.RequireIdempotencyKey(ctx, req.DocumentIDs); err != nil {
+		return Quote{}, noX, err
+	}
+	cfg, err := s.Config(ctx, t)
+	if err != nil {
+		return Quote{}, noX, err
+	}
+	if cfg.WebhookEndpoint == nil || *cfg.WebhookEndpoint == "" {
+		return Quote{}, noX, apierr.New("WEBHOOK_ENDPOINT_NOT_SET",
+			"Sending payments needs a webhook endpoint; set webhookEndpoint with PATCH /config first")
+	}
+	r, err := s.resolve(ctx, t, &req)
+	if err != nil {
+		return Quote{}, noX, err
+	}
+	immediately := req.ImmediatelyExecute != nil && *req.ImmediatelyExecute
+	if immediately && r.plan.Funding == FundInstructions {
+		return Quote{}, noX, fieldErr("immediatelyExecute", apierr.Enum,
+			"cannot be true for a payment-instruction-funded source: the quote proceeds when the funds arrive")
+	}
+	if req.StatementDescriptor != nil && r.plan.Rail != pricing.RailACH && r.plan.Rail != pricing.RailACHSameDay {
+		return Quote{}, noX, fieldErr("statementDescriptor", apierr.AdditionalProperties,
+			"is only for ACH payouts; this quote moves no ACH entry (rail %s)", r.plan.Rail)
+	}
+	if req.PurposeOfPayment == nil && slices.Contains(PurposeRequired, r.plan.ReceivingCurrency) {
+		return Quote{}, noX, fieldErr("purposeOfPayment", apierr.Required, "is required for payouts in %s", r.plan.ReceivingCurrency)
+	}
+	if err := paymentdocs.ValidateDocumentIDs(r.plan.ReceivingCurrency, r.destKind, r.beneficiaryType, req.DocumentIDs); err != nil {
+		return Quote{}, noX, err
+	}
+	needsDocs := paymentdocs.RequiresDocuments(r.plan.ReceivingCurrency, r.destKind, r.beneficiaryType)
+	var docs *paymentdocs.Service
+	if needsDocs {
+		if s.Docs != nil {
+			docs, err = s.Docs()
+		}
+		if err != nil || docs == nil {
+			return Quote{}, noX, apierr.InvalidInput("Payment documents are not available on this server, and this payout needs them")
+		}
+		if len(req.DocumentIDs) > 0 {
+			if err := paymentdocs.RequireIdempotencyKey(ctx, req.DocumentIDs); err != nil {
+				return Quote{}, noX, err
+			}
+		}
+	}
+	if c := r.plan.SenderCustomerID; c != "" {
+		ok, err := s.TermsAccepted(ctx, t, c)
+		if err != nil {
+			return Quote{}, noX, err
+		}
+		if !ok {
+			return Quote{}, noX, apierr.New("END_USER_TERMS_NOT_ACCEPTED",
+				"Customer "+c+" has not accepted the end-user terms; record an agreementConsents entry first")
+		}
+	}
+	eng := s.Pricing(t.Env)
+	now := s.DB.Now().UTC().Truncate(time.Microsecond)
+	pr, err := eng.Quote(ctx, pricing.Request{
+		SourceCurrency: r.plan.SendingCurrency, DestinationCurrency: r.plan.ReceivingCurrency, Rail: r.plan.Rail,
+		Side: pricing.Side(*req.LockedCurrencySide), Amount: *req.LockedCurrencyAmount,
+		FeeConfigs: cfg.FeeConfigs, Override: req.PlatformFeeOverride, Currencies: cfg.SupportedCurrencies, At: now,
+	})
+	if err != nil {
+		return Quote{}, noX, err
+	}
+	usd := s.usdEquivalent(ctx, eng, pr.TotalSendingAmount, r.plan.SendingCurrency)
+	if err := s.checkVolume(ctx, s.DB.Read(), t, usd, now); err != nil {
+		return Quote{}, noX, err
+	}
+	sendCur, _ := currency.Lookup(r.plan.SendingCurrency)
+	recvCur, _ := currency.Lookup(r.plan.ReceivingCurrency)
+	q := Quote{
+		ID: id.New(id.Quote), Status: StatusPending, CreatedAt: now, ExpiresAt: now.Add(s.expiry()),
+		Source: r.source, Destination: r.dest, SendingCurrency: sendCur, ReceivingCurrency: recvCur,
+		TotalSendingAmount: pr.TotalSendingAmount, TotalReceivingAmount: pr.TotalReceivingAmount,
+		ExchangeRate: pricing.Number(pr.ExchangeRate), FeesIncluded: pr.FeesIncluded,
+		PlatformFeesIncluded: pr.PlatformFeesIncluded, TransactionID: id.New(id.Transaction),
+		CounterpartyInformation: req.SenderCustomerInfo, RateDetails: pr.RateDetails,
+		PurposeOfPayment: str(req.PurposeOfPayment), DocumentIDs: req.DocumentIDs, Description: str(req.Description),
+		RemittanceInformation: str(req.RemittanceInformation), StatementDescriptor: str(req.StatementDescriptor),
+		LockedCurrencySide: *req.LockedCurrencySide, LockedCurrencyAmount: *req.LockedCurrencyAmount,
+	}
+	if r.plan.Funding == FundInstructions {
+		q.PaymentInstructions = r.instructions
+	}
+	r.plan.ImmediatelyExec = immediately
+	doc := document{Quote: q, Plan: r.plan}
+	var out Quote
+	var outX transactions.Transaction
+	err = s.DB.InTx(ctx, func(tx *store.Tx) error {
+		rateDetails, err := json.Marshal(pr.RateDetails)
+		if err != nil {
+			return err
+		}
+		var counterparty json.RawMessage
+		if len(req.SenderCustomerInfo) > 0 {
+			counterparty, _ = json.Marshal(req.SenderCustomerInfo)
+		}
+		received := pr.TotalReceivingAmount
+		if _, err := transactions.Record(ctx, tx, t, transactions.New{
+			ID: q.TransactionID, Type: r.txType, Status: transactions.StatusPending, Direction: r.txDirection,
+			CustomerID: customerOf(r), AccountID: r.txAccountID, Source: r.txSource, Destination: r.txDest,
+			SentAmount: q.TotalSendingAmount, SentCurrency: r.plan.SendingCurrency, ReceivedAmount: &received,
+			ReceivedCurrency: r.plan.ReceivingCurrency, Fees: q.FeesIncluded, Reference: q.ID,
+			Description: q.Description, QuoteID: q.ID, PlatformFees: q.PlatformFeesIncluded,
+			ExchangeRate: string(q.ExchangeRate), RateDetails: rateDetails, PaymentInstructions: q.PaymentInstructions,
+			CounterpartyInformation: counterparty,
+		}); err != nil {
+			return err
+		}
+		body, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		row := store.Quote{ID: q.ID, Tenant: t, Status: StatusPending, TransactionID: q.TransactionID,
+			CustomerID: r.plan.SenderCustomerID, Document: body, USDEquivalent: usd, ExpiresAt: q.ExpiresAt,
+			CreatedAt: now, UpdatedAt: now}
+		if err := tx.InsertQuote(ctx, row); err != nil {
+			return err
+		}
+		if needsDocs {
+			if err := docs.AttachRequired(ctx, tx, t, paymentdocs.Payout{QuoteID: q.ID, Purpose: q.PurposeOfPayment,
+				SenderCustomerID: r.plan.SenderCustomerID, DocumentIDs: req.DocumentIDs}, now); err != nil {
+				return err
+			}
+		}
+		out = q
+		if immediately {
+			if out, err = s.executeTx(ctx, tx, t, &row, &doc); err != nil {
+				return err
+			}
+		}
+		if transfer {
+			row, err := tx.GetTransaction(ctx, t, q.TransactionID)
+			if err != nil {
+				return err
+			}
+			if outX, err = transactions.Render(row); err != nil {
+				return err
+			}
+			return idempotency.Record(ctx, tx, outX)
+		}
+		return idempotency.Record(ctx, tx, out)
+	})
+	if err != nil {
+		return Quote{}, noX, err
+	}
+	if needsDocs && docs != nil {
+		docs.ReleaseFiles(ctx, t, req.DocumentIDs)
+	}
+	return out, outX, nil
+}
+
+// customerOf is the customer whose account the transaction concerns.
+func customerOf(r resolved) string {
+	if r.txType == transactions.TypeIncoming {
+		return r.plan.DestCustomerID
+	}
+	return r.plan.SenderCustomerID
+}
+
+// usdEquivalent converts a sending amount to US cents, rounded up, at the
+// engine's cached rate; without a rate the amount counts as is.
+func (s *Service) usdEquivalent(ctx context.Context, eng *pricing.Engine, amount int64, cur string) int64 {
+	if cur == "USD" {
+		return amount
+	}
+	c, ok := currency.Lookup(cur)
+	if !ok {
+		return amount
+	}
+	q, err := eng.Rates.Rate(ctx, "USD", cur)
+	if err != nil {
+		return amount
+	}
+	v := decimal.NewFromInt(amount).Mul(q.Mid).Shift(int32(2 - c.Decimals)).Ceil()
+	if v.GreaterThan(decimal.NewFromInt(1 << 62)) {
+		return 1 << 62
+	}
+	return v.IntPart()
+}
+
+// checkVolume refuses a transfer that would take the tenant's executed
+// volume of the current UTC day above its limit (429).
+func (s *Service) checkVolume(ctx context.Context, q store.Q, t store.Tenant, usd int64, now time.Time) error {
+	limit := s.DailyVolumeLimit(t)
+	day := now.UTC().Truncate(24 * time.Hour)
+	used, err := q.ExecutedUSDVolume(ctx, t, day, day.Add(24*time.Hour))
+	if err != nil {
+		return err
+	}
+	if used+usd > limit {
+		return apierr.Newf("DAILY_VOLUME_LIMIT_EXCEEDED",
+			"This transfer would take today's volume above the daily limit of %d US cents (%d used); retry tomorrow (UTC)", limit, used).
+			WithDetails(map[string]any{"dailyVolumeLimit": limit, "usedVolume": used})
+	}
+	return nil
+}
+
+func decodeDoc(row store.Quote) (document, error) {
+	var d document
+	if err := json.Unmarshal(row.Document, &d); err != nil {
+		return d, fmt.Errorf("quotes: stored quote %s: %w", row.ID, err)
+	}
+	d.Quote.Status = row.Status
+	return d, nil
+}
+
+// Get returns a quote, expiring it first when its time has passed
+// (R-QUOTE-25, R-QUOTE-35, R-QUOTE-36).
+func (s *Service) Get(ctx context.Context, t store.Tenant, quoteID string) (Quote, error) {
+	if err := s.expireIfDue(ctx, t, quoteID); err != nil {
+		return Quote{}, err
+	}
+	row, err := s.DB.Read().GetQuote(ctx, t, quoteID, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return Quote{}, quoteNotFound(quoteID)
+	}
+	if err != nil {
+		return Quote{}, err
+	}
+	d, err := decodeDoc(row)
+	return d.Quote, err
+}
+
+// expireIfDue moves a PENDING quote past its expiresAt to EXPIRED, with its
+// transaction, in its own database transaction.
+func (s *Service) expireIfDue(ctx context.Context, t store.Tenant, quoteID string) error {
+	row, err := s.DB.Read().GetQuote(ctx, t, quoteID, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if row.Status != StatusPending || s.DB.Now().Before(row.ExpiresAt) {
+		return nil
+	}
+	return s.DB.InTx(ctx, func(tx *store.Tx) error { return s.expireTx(ctx, tx, t, quoteID) })
+}
+
+func (s *Service) expireTx(ctx context.Context, tx *store.Tx, t store.Tenant, quoteID string) error {
+	row, err := tx.GetQuote(ctx, t, quoteID, true)
+	if err != nil {
+		return err
+	}
+	if row.Status != StatusPending || tx.Now().Before(row.ExpiresAt) {
+		return nil
+	}
+	_, err = transactions.Transition(ctx, tx, t, row.TransactionID, transactions.Change{Status: transactions.StatusExpired})
+	if err != nil {
+		return err
+	}
+	// The transaction's quote hook set the status; make sure of it even for
+	// an incoming (pull) transaction, which has no hook.
+	row.Status, row.UpdatedAt = StatusExpired, tx.Now().UTC()
+	d, err := decodeDoc(row)
+	if err != nil {
+		return err
+	}
+	d.Quote.Status = StatusExpired
+	if row.Document, err = json.Marshal(d); err != nil {
+		return err
+	}
+	return tx.UpdateQuote(ctx, row)
+}
+
+// ExpireDue expires up to limit PENDING quotes of any tenant whose
+// expiresAt has passed and reports how many it expired. Safe on several
+// nodes at once (each quote is re-read under lock).
+func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
+	due, err := s.DB.Read().DueQuotes(ctx, s.DB.Now(), limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, q := range due {
+		if err := s.DB.InTx(ctx, func(tx *store.Tx) error { return s.expireTx(ctx, tx, q.Tenant, q.ID) }); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Execute executes a PENDING quote whose source is an internal account or
+// an external account with pull (R-QUOTE-26..28).
+func (s *Service) Execute(ctx context.Context, t store.Tenant, quoteID string) (Quote, error) {
+	if err := s.expireIfDue(ctx, t, quoteID); err != nil {
+		return Quote{}, err
+	}
+	var out Quote
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		row, err := tx.GetQuote(ctx, t, quoteID, true)
+		if errors.Is(err, store.ErrNotFound) {
+			return quoteNotFound(quoteID)
+		}
+		if err != nil {
+			return err
+		}
+		d, err := decodeDoc(row)
+		if err != nil {
+			return err
+		}
+		if row.Status == StatusExpired || (row.Status == StatusPending && !tx.Now().Before(row.ExpiresAt)) {
+			return apierr.Newf("QUOTE_EXPIRED", "Quote %s expired at %s; create a new quote", row.ID, row.ExpiresAt.Format(time.RFC3339))
+		}
+		if row.Status != StatusPending {
+			return apierr.Conflict(fmt.Sprintf("Quote %s is %s: it was already executed", row.ID, row.Status))
+		}
+		if d.Plan.Funding == FundInstructions {
+			return apierr.InvalidInput("Quote " + row.ID + " is funded through its paymentInstructions and cannot be executed: it proceeds when the funds arrive")
+		}
+		if out, err = s.executeTx(ctx, tx, t, &row, &d); err != nil {
+			return err
+		}
+		return idempotency.Record(ctx, tx, out)
+	})
+	if err != nil {
+		return Quote{}, err
+	}
+	return out, nil
+}
+
+// ExecuteFunded executes a payment-instruction-funded quote inside the
+// caller's transaction once its funds have arrived: the caller (the sandbox
+// deposit, a rail) has already credited the funding account in the same tx.
+// FundingAccount tells which account and amount.
+func (s *Service) ExecuteFunded(ctx context.Context, tx *store.Tx, t store.Tenant, quoteID string) (Quote, error) {
+	row, err := tx.GetQuote(ctx, t, quoteID, true)
+	if errors.Is(err, store.ErrNotFound) {
+		return Quote{}, quoteNotFound(quoteID)
+	}
+	if err != nil {
+		return Quote{}, err
+	}
+	d, err := decodeDoc(row)
+	if err != nil {
+		return Quote{}, err
+	}
+	if row.Status != StatusPending {
+		return Quote{}, apierr.Conflict(fmt.Sprintf("Quote %s is %s", row.ID, row.Status))
+	}
+	if !tx.Now().Before(row.ExpiresAt) {
+		return Quote{}, apierr.Newf("QUOTE_EXPIRED", "Quote %s expired at %s", row.ID, row.ExpiresAt.Format(time.RFC3339))
+	}
+	return s.executeTx(ctx, tx, t, &row, &d)
+}
+
+// FundingAccount returns, for a payment-instruction-funded quote, the
+// internal account its funds arrive in and the amount and currency due.
+func (s *Service) FundingAccount(ctx context.Context, q store.Q, t store.Tenant, quoteID string) (accountID string, amount int64, cur string, err error) {
+	row, err := q.GetQuote(ctx, t, quoteID, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", 0, "", quoteNotFound(quoteID)
+	}
+	if err != nil {
+		return "", 0, "", err
+	}
+	d, err := decodeDoc(row)
+	if err != nil {
+		return "", 0, "", err
+	}
+	if d.Plan.Funding != FundInstructions {
+		return "", 0, "", apierr.InvalidInput("Quote " + quoteID + " is not funded through payment instructions")
+	}
+	return d.Plan.SourceInternalID, d.Quote.TotalSendingAmount, d.Plan.SendingCurrency, nil
+}
+
+// Available returns the available balance of an internal account (a
+// transfer-out without amount sends all of it), 404 ACCOUNT_NOT_FOUND for
+// an unknown account.
+func (s *Service) Available(ctx context.Context, t store.Tenant, accountID string) (int64, error) {
+	a, err := s.DB.Read().GetInternalAccount(ctx, t, accountID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, apierr.NotFound("ACCOUNT_NOT_FOUND", "Internal account "+accountID)
+	}
+	if err != nil {
+		return 0, err
+	}
+	b, err := s.Ledger.Balance(ctx, t, a.LedgerAccountID)
+	if err != nil {
+		return 0, err
+	}
+	return b.Available, nil
+}

@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// InternalAccount is one row of internal_accounts. Instructions is the
+// account's fundingPaymentInstructions as JSON, owned by package accounts.
+// Balances live in the ledger, never here.
+type InternalAccount struct {
+	ID     string
+	Tenant Tenant
+	// CustomerID is empty for the platform's own accounts.
+	CustomerID       string
+	Type             string
+	Currency         string
+	Status           string
+	LedgerAccountID  string
+	FundingReference string
+	Instructions     []byte
+	// RuleDestinationID is the account a RULE_BASED account sweeps to.
+	RuleDestinationID string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+const internalAccountCols = `id, platform_id, env, customer_id, account_type, currency, status, ledger_account_id,
+	funding_reference, funding_instructions, rule_destination_account_id, created_at, updated_at`
+
+// liveAccountOwner keeps the accounts of deleted customers out of reads: they
+// go with their customer.
+const liveAccountOwner = ` AND (customer_id IS NULL OR EXISTS (SELECT 1 FROM customers c
+	WHERE c.id = internal_accounts.customer_id AND c.deleted_at IS NULL))`
+
+func scanInternalAccount(row interface{ Scan(...any) error }) (InternalAccount, error) {
+	var a InternalAccount
+	var customer, dest sql.NullString
+	var info string
+	var created, updated int64
+	if err := row.Scan(&a.ID, &a.Tenant.PlatformID, &a.Tenant.Env, &customer, &a.Type, &a.Currency, &a.Status,
+		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &created, &updated); err != nil {
+		return InternalAccount{}, classify(err)
+	}
+	a.CustomerID, a.RuleDestinationID = customer.String, dest.String
+	a.Instructions = []byte(info)
+	a.CreatedAt, a.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return a, nil
+}
+
+func iaNullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// InsertInternalAccount stores an account. For INTERNAL_FIAT and
+// INTERNAL_CRYPTO accounts an existing account of the same owner, type and
+// currency (or a taken funding reference) makes it do nothing: it reports
+// whether it inserted, and never fails on that conflict, so it is safe inside
+// a PostgreSQL transaction that must go on.
+func (q Q) InsertInternalAccount(ctx context.Context, a InternalAccount) (bool, error) {
+	res, err := q.exec(ctx, `INSERT INTO internal_accounts (`+internalAccountCols+`, owner_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		a.ID, a.Tenant.PlatformID, a.Tenant.Env, iaNullString(a.CustomerID), a.Type, a.Currency, a.Status,
+		a.LedgerAccountID, a.FundingReference, string(a.Instructions), iaNullString(a.RuleDestinationID),
+		toMicros(a.CreatedAt), toMicros(a.UpdatedAt), a.CustomerID)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// GetInternalAccount returns an account of the tenant whose owner is live.
+func (q Q) GetInternalAccount(ctx context.Context, t Tenant, id string) (InternalAccount, error) {
+	return scanInternalAccount(q.queryRow(ctx, `SELECT `+internalAccountCols+` FROM internal_accounts
+		WHERE platform_id = ? AND env = ? AND id = ?`+liveAccountOwner, t.PlatformID, t.Env, id))
+}
+
+// InternalAccountFilter narrows ListInternalAccounts. Empty fields do not
+// filter.
+type InternalAccountFilter struct {
+	// Platform lists the platform's own accounts; otherwise customers'.
+	Platform   bool
+	CustomerID string
+	Currency   string
+	Type       string
+}
+
+// ListInternalAccounts returns up to limit accounts of live owners after
+// the id `after` (keyset, oldest first) and how many match in all.
+func (q Q) ListInternalAccounts(ctx context.Context, t Tenant, f InternalAccountFilter, after string, limit int) ([]InternalAccount, int, error) {
+	w := where{}
+	w.add("platform_id = ?", t.PlatformID)
+	w.add("env = ?", t.Env)
+	if f.Platform {
+		w.add("customer_id IS NULL")
+	} else {
+		w.add("customer_id IS NOT NULL" + liveAccountOwner)
+	}
+	if f.CustomerID != "" {
+		w.add("owner_key = ?", f.CustomerID)
+	}
+	if f.Currency != "" {
+		w.add("currency = ?", f.Currency)
+	}
+	if f.Type != "" {
+		w.add("account_type = ?", f.Type)
+	}
+	var total int
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM internal_accounts`+w.sql(), w.args...).Scan(&total); err != nil {
+		return nil, 0, classify(err)
+	}
+	if after != "" {
+		w.add("id > ?", after)
+	}
+	rows, err := q.query(ctx, `SELECT `+internalAccountCols+` FROM internal_accounts`+w.sql()+` ORDER BY id LIMIT ?`,
+		append(w.args, limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []InternalAccount
+	for rows.Next() {
+		a, err := scanInternalAccount(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, a)
+	}
+	return out, total, classify(rows.Err())
+}
+
+// InternalAccountsOfOwner returns every account of an owner (customerID, ""
+// for the platform), live or not, oldest first.
+func (q Q) InternalAccountsOfOwner(ctx context.Context, t Tenant, customerID string) ([]InternalAccount, error) {
+	rows, err := q.query(ctx, `SELECT `+internalAccountCols+` FROM internal_accounts
+		WHERE platform_id = ? AND env = ? AND owner_key = ? ORDER BY id`, t.PlatformID, t.Env, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []InternalAccount
+	for rows.Next() {
+		a, err := scanInternalAccount(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, classify(rows.Err())
+}
+
+// MissingProvisioned is an owner (CustomerID, "" for the platform) that lacks
+// its provisioned account of a currency.
+type MissingProvisioned struct {
+	CustomerID string
+	Currency   string
+}
+
+// MissingProvisionedAccounts finds up to limit (owner, currency) pairs whose
+// INTERNAL_FIAT or INTERNAL_CRYPTO account does not exist yet, among the
+// given currencies (each with its account type) and owners: the platform
+// when platform is set, else the live customers of the tenant (only
+// customerID when it is not empty).
+func (q Q) MissingProvisionedAccounts(ctx context.Context, t Tenant, typeOf map[string]string, platform bool, customerID string, limit int) ([]MissingProvisioned, error) {
+	var out []MissingProvisioned
+	for cur, typ := range typeOf {
+		if len(out) >= limit {
+			break
+		}
+		var rows *sql.Rows
+		var err error
+		if platform {
+			rows, err = q.query(ctx, `SELECT '' WHERE NOT EXISTS (SELECT 1 FROM internal_accounts a
+				WHERE a.platform_id = ? AND a.env = ? AND a.owner_key = '' AND a.account_type = ? AND a.currency = ?)`,
+				t.PlatformID, t.Env, typ, cur)
+		} else {
+			w := where{}
+			w.add("c.platform_id = ?", t.PlatformID)
+			w.add("c.env = ?", t.Env)
+			w.add("c.deleted_at IS NULL")
+			if customerID != "" {
+				w.add("c.id = ?", customerID)
+			}
+			w.add(`NOT EXISTS (SELECT 1 FROM internal_accounts a WHERE a.platform_id = c.platform_id AND a.env = c.env
+				AND a.owner_key = c.id AND a.account_type = ? AND a.currency = ?)`, typ, cur)
+			rows, err = q.query(ctx, `SELECT c.id FROM customers c`+w.sql()+` ORDER BY c.id LIMIT ?`,
+				append(w.args, limit-len(out))...)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var owner string
+			if err := rows.Scan(&owner); err != nil {
+				rows.Close()
+				return nil, classify(err)
+			}
+			out = append(out, MissingProvisioned{CustomerID: owner, Currency: cur})
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, classify(err)
+		}
+	}
+	return out, nil
+}
+
+// StatementReceipt is one row of statement_receipts.
+type StatementReceipt struct {
+	AccountID   string
+	Tenant      Tenant
+	Month       string
+	FetchedAt   *time.Time
+	ConfirmedAt *time.Time
+}
+
+// GetStatementReceipt returns the receipt row of an account and month.
+func (q Q) GetStatementReceipt(ctx context.Context, t Tenant, accountID, month string) (StatementReceipt, error) {
+	r := StatementReceipt{AccountID: accountID, Tenant: t, Month: month}
+	var fetched, confirmed sql.NullInt64
+	err := q.queryRow(ctx, `SELECT fetched_at, confirmed_at FROM statement_receipts
+		WHERE platform_id = ? AND env = ? AND account_id = ? AND month = ?`, t.PlatformID, t.Env, accountID, month).
+		Scan(&fetched, &confirmed)
+	if err != nil {
+		return StatementReceipt{}, classify(err)
+	}
+	r.FetchedAt, r.ConfirmedAt = timePtr(fetched), timePtr(confirmed)
+	return r, nil
+}
+
+// MarkStatementFetched records the first fetch of an account's month; later
+// calls keep the first time.
+func (q Q) MarkStatementFetched(ctx context.Context, t Tenant, accountID, month string, at time.Time) error {
+	return q.markStatement(ctx, t, accountID, month, "fetched_at", at)
+}
+
+// MarkStatementConfirmed records the first confirmation of an account's
+// month; later calls keep the first time.
+func (q Q) MarkStatementConfirmed(ctx context.Context, t Tenant, accountID, month string, at time.Time) error {
+	return q.markStatement(ctx, t, accountID, month, "confirmed_at", at)
+}
+
+func (q Q) markStatement(ctx context.Context, t Tenant, accountID, month, col string, at time.Time) error {
+	_, err := q.exec(ctx, `INSERT INTO statement_receipts (account_id, platform_id, env, month, `+col+`)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, month) DO UPDATE
+		SET `+col+` = COALESCE(statement_receipts.`+col+`, excluded.`+col+`)`,
+		accountID, t.PlatformID, t.Env, month, toMicros(at))
+	return err
+}
+
+// InternalAccountBalances reads the ledger balance rows of accounts of the
+// tenant (internal accounts are never hot, so each has one). Accounts without
+// a row are absent from the result.
+func (q Q) InternalAccountBalances(ctx context.Context, t Tenant, accountIDs []string) (map[string]LedgerBalance, error) {
+	out := make(map[string]LedgerBalance, len(accountIDs))
+	for _, chunk := range ledgerChunks(ledgerDedupe(accountIDs)) {
+		rows, err := q.query(ctx, `SELECT `+ledgerBalanceCols+` FROM ledger_balances WHERE platform_id = ? AND env = ?
+			AND account_id IN (`+ledgerPlaceholders(len(chunk))+`)`, append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			b, err := scanLedgerBalance(r)
+			out[b.AccountID] = b
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// Transaction is one row of transactions. Source and Destination are the
+// API objects as JSON, owned by package transactions; the columns beside them
+// are what lists filter on. PlatformCustomerID is read from the customer
+// (the current value), never stored.
+type Transaction struct {
+	ID        string
+	Tenant    Tenant
+	Type      string
+	Status    string
+	Direction string
+	// CustomerID is empty when the platform's own account is concerned.
+	CustomerID           string
+	PlatformCustomerID   string // read only
+	AccountID            string
+	SourceAccountID      string
+	DestinationAccountID string
+	Source               []byte
+	Destination          []byte
+	SentAmount           int64
+	SentCurrency         string
+	ReceivedAmount       *int64
+	ReceivedCurrency     string
+	Fees                 int64
+	RuleBasedAccountID   string
+	CardID               string
+	QuoteID              string
+	Reference            string
+	Description          string
+	FailureReason        string
+	LedgerTransferID     string
+	SettledAt            *time.Time
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+
+	// Outgoing fields (migration 0010). JSON columns hold API objects, nil
+	// when absent; ExchangeRate is a decimal as text, "" when unknown.
+	PaymentRail             string
+	PlatformFees            int64
+	ExchangeRate            string
+	RateDetails             []byte
+	Refund                  []byte
+	PaymentInstructions     []byte
+	CounterpartyInformation []byte
+	// HoldID is the ledger hold reserving an outgoing payment's money.
+	HoldID string
+}
+
+const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.status, t.direction, t.customer_id,
+	c.platform_customer_id, t.account_id, t.source_account_id, t.destination_account_id, t.source, t.destination,
+	t.sent_amount, t.sent_currency, t.received_amount, t.received_currency, t.fees, t.rule_based_account_id,
+	t.card_id, t.quote_id, t.reference, t.description, t.failure_reason, t.ledger_transfer_id, t.settled_at,
+	t.created_at, t.updated_at, t.payment_rail, t.platform_fees, t.exchange_rate, t.rate_details, t.refund,
+	t.payment_instructions, t.counterparty_information, t.hold_id`
+
+const transactionFrom = ` FROM transactions t LEFT JOIN customers c ON c.id = t.customer_id`
+
+func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
+	var x Transaction
+	var customer, pcid, transfer sql.NullString
+	var source, dest string
+	var received, settled sql.NullInt64
+	var created, updated int64
+	var rateDetails, refund, instructions, counterparty string
+	if err := row.Scan(&x.ID, &x.Tenant.PlatformID, &x.Tenant.Env, &x.Type, &x.Status, &x.Direction, &customer,
+		&pcid, &x.AccountID, &x.SourceAccountID, &x.DestinationAccountID, &source, &dest, &x.SentAmount,
+		&x.SentCurrency, &received, &x.ReceivedCurrency, &x.Fees, &x.RuleBasedAccountID, &x.CardID, &x.QuoteID,
+		&x.Reference, &x.Description, &x.FailureReason, &transfer, &settled, &created, &updated, &x.PaymentRail,
+		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID); err != nil {
+		return Transaction{}, classify(err)
+	}
+	x.CustomerID, x.PlatformCustomerID, x.LedgerTransferID = customer.String, pcid.String, transfer.String
+	x.Source, x.Destination = []byte(source), []byte(dest)
+	x.RateDetails, x.Refund = jsonCol(rateDetails), jsonCol(refund)
+	x.PaymentInstructions, x.CounterpartyInformation = jsonCol(instructions), jsonCol(counterparty)
+	if received.Valid {
+		v := received.Int64
+		x.ReceivedAmount = &v
+	}
+	x.SettledAt = timePtr(settled)
+	x.CreatedAt, x.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return x, nil
+}
+
+// InsertTransaction stores a new transaction.
+func (q Q) InsertTransaction(ctx context.Context, x Transaction) error {
+	var received sql.NullInt64
+	if x.ReceivedAmount != nil {
+		received = sql.NullInt64{Int64: *x.ReceivedAmount, Valid: true}
+	}
+	_, err := q.exec(ctx, `INSERT INTO transactions (id, platform_id, env, transaction_type, status, direction,
+		customer_id, account_id, source_account_id, destination_account_id, source, destination, sent_amount,
+		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
+		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
+		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
+		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
+		x.SentAmount, x.SentCurrency, received, x.ReceivedCurrency, x.Fees, x.RuleBasedAccountID, x.CardID,
+		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
+		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
+		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
+		string(x.CounterpartyInformation), x.HoldID)
+	return err
+}
+
+func jsonCol(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// UpdateTransaction writes the mutable fields of a transaction (status,
+// failure, settlement, rail, both sides' JSON, refund, hold, ledger transfer)
+// and updatedAt. ErrNotFound when the row is not the tenant's.
+func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
+	res, err := q.exec(ctx, `UPDATE transactions SET status = ?, failure_reason = ?, settled_at = ?, payment_rail = ?,
+		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, updated_at = ?
+		WHERE platform_id = ? AND env = ? AND id = ?`,
+		x.Status, x.FailureReason, nullMicros(x.SettledAt), x.PaymentRail, string(x.Source), string(x.Destination),
+		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), toMicros(x.UpdatedAt),
+		x.Tenant.PlatformID, x.Tenant.Env, x.ID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// GetTransactionForUpdate is GetTransaction, locking the row on PostgreSQL
+// until the end of the transaction.
+func (q Q) GetTransactionForUpdate(ctx context.Context, t Tenant, id string) (Transaction, error) {
+	if q.engine == Postgres {
+		// Lock the transactions row only (not the joined customer).
+		if _, err := q.exec(ctx, `SELECT id FROM transactions WHERE platform_id = ? AND env = ? AND id = ? FOR UPDATE`,
+			t.PlatformID, t.Env, id); err != nil {
+			return Transaction{}, err
+		}
+	}
+	return q.GetTransaction(ctx, t, id)
+}
+
+// GetTransaction returns one transaction of the tenant.
+func (q Q) GetTransaction(ctx context.Context, t Tenant, id string) (Transaction, error) {
+	return scanTransaction(q.queryRow(ctx, `SELECT `+transactionCols+transactionFrom+`
+		WHERE t.platform_id = ? AND t.env = ? AND t.id = ?`, t.PlatformID, t.Env, id))
+}
+
+// TransactionsByID returns those of ids that are transactions of the tenant.
+func (q Q) TransactionsByID(ctx context.Context, t Tenant, ids []string) (map[string]Transaction, error) {
+	out := make(map[string]Transaction, len(ids))
+	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
+		rows, err := q.query(ctx, `SELECT `+transactionCols+transactionFrom+` WHERE t.platform_id = ? AND t.env = ?
+			AND t.id IN (`+ledgerPlaceholders(len(chunk))+`)`, append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			x, err := scanTransaction(r)
+			out[x.ID] = x
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// TransactionFilter narrows ListTransactions. Empty fields do not filter;
+// time bounds are inclusive.
+type TransactionFilter struct {
+	CustomerID string
+	// PlatformOnly keeps the transactions of the platform's own accounts.
+	PlatformOnly       bool
+	PlatformCustomerID string
+	// AccountIdentifier matches either side's account id.
+	AccountIdentifier           string
+	SenderAccountIdentifier     string
+	ReceiverAccountIdentifier   string
+	Type                        string
+	Status                      string
+	CardID                      string
+	RuleBasedAccountID          string
+	Reference                   string
+	CreatedAfter, CreatedBefore *time.Time
+	Descending                  bool
+}
+
+// ListTransactions returns up to limit transactions after the id `after`
+// (keyset, in id order, newest first when Descending) and how many match in
+// all.
+func (q Q) ListTransactions(ctx context.Context, t Tenant, f TransactionFilter, after string, limit int) ([]Transaction, int, error) {
+	w := where{}
+	w.add("t.platform_id = ?", t.PlatformID)
+	w.add("t.env = ?", t.Env)
+	if f.CustomerID != "" {
+		w.add("t.customer_id = ?", f.CustomerID)
+	}
+	if f.PlatformOnly {
+		w.add("t.customer_id IS NULL")
+	}
+	if f.PlatformCustomerID != "" {
+		w.add(`t.customer_id IN (SELECT p.id FROM customers p WHERE p.platform_id = ? AND p.env = ?
+			AND p.platform_customer_id = ? AND p.deleted_at IS NULL)`, t.PlatformID, t.Env, f.PlatformCustomerID)
+	}
+	if f.AccountIdentifier != "" {
+		w.add("(t.source_account_id = ? OR t.destination_account_id = ?)", f.AccountIdentifier, f.AccountIdentifier)
+	}
+	if f.SenderAccountIdentifier != "" {
+		w.add("t.source_account_id = ?", f.SenderAccountIdentifier)
+	}
+	if f.ReceiverAccountIdentifier != "" {
+		w.add("t.destination_account_id = ?", f.ReceiverAccountIdentifier)
+	}
+	if f.Type != "" {
+		w.add("t.transaction_type = ?", f.Type)
+	}
+	if f.Status != "" {
+		w.add("t.status = ?", f.Status)
+	}
+	if f.CardID != "" {
+		w.add("t.card_id = ?", f.CardID)
+	}
+	if f.RuleBasedAccountID != "" {
+		w.add("t.rule_based_account_id = ?", f.RuleBasedAccountID)
+	}
+	if f.Reference != "" {
+		w.add("t.reference = ?", f.Reference)
+	}
+	w.timeRange("t.created_at", f.CreatedAfter, f.CreatedBefore)
+	var total int
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM transactions t`+w.sql(), w.args...).Scan(&total); err != nil {
+		return nil, 0, classify(err)
+	}
+	order := " ORDER BY t.id"
+	if f.Descending {
+		order += " DESC"
+	}
+	if after != "" {
+		if f.Descending {
+			w.add("t.id < ?", after)
+		} else {
+			w.add("t.id > ?", after)
+		}
+	}
+	rows, err := q.query(ctx, `SELECT `+transactionCols+transactionFrom+w.sql()+order+` LIMIT ?`, append(w.args, limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []Transaction
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		x, err := scanTransaction(r)
+		out = append(out, x)
+		return err
+	})
+	return out, total, err
+}
+
+// LedgerTransferReferences returns the reference of each of transferIDs that
+// is a transfer of the tenant (statements link postings to transactions
+// through it).
+func (q Q) LedgerTransferReferences(ctx context.Context, t Tenant, transferIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(transferIDs))
+	for _, chunk := range ledgerChunks(ledgerDedupe(transferIDs)) {
+		// By primary key only, the tenant checked here (see
+		// LedgerTransfersByIDAnyTenant).
+		rows, err := q.query(ctx, `SELECT id, platform_id, env, reference FROM ledger_transfers WHERE id IN (`+
+			ledgerPlaceholders(len(chunk))+`)`, ledgerAnys(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			var id, ref string
+			var tn Tenant
+			if err := r.Scan(&id, &tn.PlatformID, &tn.Env, &ref); err != nil {
+				return err
+			}
+			if tn == t {
+				out[id] = ref
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

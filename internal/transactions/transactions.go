@@ -1,0 +1,352 @@
+// Package transactions is the Transaction resource (Part A "Transaction"):
+// the record the API reports for money that moved, its storage and its
+// events. Money itself moves only through package ledger; a capability that
+// moves money writes the ledger transfer and the transaction in one database
+// transaction (Record), with the transfer's reference set to the
+// transaction's id, so statements can link a balance change to its
+// transaction. It knows nothing about HTTP.
+//
+// Issue 4 creates INCOMING transactions (sandbox deposits and rule-based
+// sweeps); outgoing payments and quotes extend the same record.
+package transactions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/currency"
+	"github.com/paymentsd/paymentsd/internal/events"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// Types (R-TXN-06).
+const (
+	TypeIncoming = "INCOMING"
+	TypeOutgoing = "OUTGOING"
+	TypeCard     = "CARD"
+)
+
+// Types is the enumeration of the type filter.
+var Types = []string{TypeIncoming, TypeOutgoing, TypeCard}
+
+// Directions (R-TXN-06).
+const (
+	Credit = "CREDIT"
+	Debit  = "DEBIT"
+)
+
+// Statuses named by Part A (R-TXN-41) and the reference's list; a transaction
+// may report others later (R-VER-02).
+const (
+	StatusCreated              = "CREATED"
+	StatusPending              = "PENDING"
+	StatusPendingAuthorization = "PENDING_AUTHORIZATION"
+	StatusProcessing           = "PROCESSING"
+	StatusCompleted            = "COMPLETED"
+	StatusRejected             = "REJECTED"
+	StatusFailed               = "FAILED"
+	StatusRefunded             = "REFUNDED"
+	StatusExpired              = "EXPIRED"
+)
+
+// Statuses is the enumeration of the status filter.
+var Statuses = []string{StatusCreated, StatusPending, StatusPendingAuthorization, StatusProcessing, StatusCompleted,
+	StatusRejected, StatusFailed, StatusRefunded, StatusExpired}
+
+// Source and destination types.
+const (
+	SideAccount         = "ACCOUNT"
+	SideRealtimeFunding = "REALTIME_FUNDING"
+)
+
+// CurrencyAmount is an amount in a currency's smallest unit (R-CONV-06).
+type CurrencyAmount struct {
+	Amount   int64             `json:"amount"`
+	Currency currency.Currency `json:"currency"`
+}
+
+// Amount builds a CurrencyAmount of a known currency code.
+func Amount(amount int64, code string) CurrencyAmount {
+	c, ok := currency.Lookup(code)
+	if !ok {
+		c = currency.Currency{Code: code, Name: code, Symbol: code}
+	}
+	return CurrencyAmount{Amount: amount, Currency: c}
+}
+
+// Source is where a transaction's money came from (R-TXN-25, R-TXN-26): an
+// account of this service, or an external funding source described by the
+// flat originator fields.
+type Source struct {
+	SourceType string `json:"sourceType"`
+	AccountID  string `json:"accountId,omitempty"`
+	Currency   string `json:"currency,omitempty"`
+	CustomerID string `json:"customerId,omitempty"`
+
+	AccountHolderName     string `json:"accountHolderName,omitempty"`
+	AccountIdentifier     string `json:"accountIdentifier,omitempty"`
+	BankName              string `json:"bankName,omitempty"`
+	BankIdentifier        string `json:"bankIdentifier,omitempty"`
+	PaymentRail           string `json:"paymentRail,omitempty"`
+	RemittanceInformation string `json:"remittanceInformation,omitempty"`
+	EndToEndID            string `json:"endToEndId,omitempty"`
+	TraceNumber           string `json:"traceNumber,omitempty"`
+
+	// RailDetails is the per-rail record of this side (R-TXN-19; package
+	// rails defines the shapes), OnChainTransaction its deprecated
+	// on-chain form (R-TXN-24).
+	RailDetails        json.RawMessage `json:"railDetails,omitempty"`
+	OnChainTransaction json.RawMessage `json:"onChainTransaction,omitempty"`
+}
+
+// Destination is where a transaction's money went.
+type Destination struct {
+	DestinationType string `json:"destinationType"`
+	AccountID       string `json:"accountId,omitempty"`
+	Currency        string `json:"currency,omitempty"`
+	// PaymentRail is the rail the payout was asked to use (quotes).
+	PaymentRail        string          `json:"paymentRail,omitempty"`
+	RailDetails        json.RawMessage `json:"railDetails,omitempty"`
+	OnChainTransaction json.RawMessage `json:"onChainTransaction,omitempty"`
+}
+
+// Refund reports the refund of a transaction (R-TXN-31).
+type Refund struct {
+	Reference   string     `json:"reference"`
+	InitiatedAt time.Time  `json:"initiatedAt"`
+	Status      string     `json:"status"`
+	SettledAt   *time.Time `json:"settledAt,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+}
+
+// Refund statuses (R-TXN-40).
+const (
+	RefundPending   = "PENDING"
+	RefundCompleted = "COMPLETED"
+	RefundFailed    = "FAILED"
+)
+
+// ReconciliationInstructions match a payment to its transaction (R-TXN-17).
+type ReconciliationInstructions struct {
+	Reference string `json:"reference,omitempty"`
+}
+
+// Transaction is the API's transaction.
+type Transaction struct {
+	ID                 string          `json:"id"`
+	Status             string          `json:"status"`
+	Type               string          `json:"type"`
+	Direction          string          `json:"direction"`
+	Source             Source          `json:"source"`
+	Destination        Destination     `json:"destination"`
+	CustomerID         string          `json:"customerId,omitempty"`
+	PlatformCustomerID string          `json:"platformCustomerId,omitempty"`
+	RuleBasedAccountID string          `json:"ruleBasedAccountId,omitempty"`
+	SentAmount         CurrencyAmount  `json:"sentAmount"`
+	ReceivedAmount     *CurrencyAmount `json:"receivedAmount,omitempty"`
+	ExchangeRate       json.Number     `json:"exchangeRate,omitempty"`
+	Fees               int64           `json:"fees"`
+	// Outgoing only: platformFees (inside fees), the settling rail (null
+	// until known), rateDetails and paymentInstructions (R-TXN-08..12).
+	PlatformFees               *int64                      `json:"platformFees,omitempty"`
+	PaymentRail                json.RawMessage             `json:"paymentRail,omitempty"`
+	RateDetails                json.RawMessage             `json:"rateDetails,omitempty"`
+	PaymentInstructions        json.RawMessage             `json:"paymentInstructions,omitempty"`
+	CounterpartyInformation    json.RawMessage             `json:"counterpartyInformation,omitempty"`
+	Refund                     *Refund                     `json:"refund,omitempty"`
+	ReconciliationInstructions *ReconciliationInstructions `json:"reconciliationInstructions,omitempty"`
+	QuoteID                    string                      `json:"quoteId,omitempty"`
+	Description                string                      `json:"description,omitempty"`
+	FailureReason              string                      `json:"failureReason,omitempty"`
+	SettledAt                  *time.Time                  `json:"settledAt,omitempty"`
+	CreatedAt                  time.Time                   `json:"createdAt"`
+	UpdatedAt                  time.Time                   `json:"updatedAt"`
+}
+
+// New describes a transaction to record.
+type New struct {
+	ID        string // required: also the reference of its ledger transfer
+	Type      string
+	Status    string
+	Direction string
+	// CustomerID owns the account concerned ("" for the platform).
+	CustomerID         string
+	AccountID          string // the internal account credited or debited
+	Source             Source
+	Destination        Destination
+	SentAmount         int64
+	SentCurrency       string
+	ReceivedAmount     *int64
+	ReceivedCurrency   string
+	Fees               int64
+	RuleBasedAccountID string
+	Reference          string
+	Description        string
+	LedgerTransferID   string
+	SettledAt          *time.Time
+
+	// Outgoing payments (quotes).
+	QuoteID                 string
+	PaymentRail             string
+	PlatformFees            int64
+	ExchangeRate            string // decimal text; "" = unknown (1 is implied for one currency)
+	RateDetails             json.RawMessage
+	PaymentInstructions     json.RawMessage
+	CounterpartyInformation json.RawMessage
+	FailureReason           string
+	HoldID                  string
+}
+
+// Record stores a transaction inside the caller's database transaction and
+// emits its status event there (INCOMING_PAYMENT.<STATUS> or
+// OUTGOING_PAYMENT.<STATUS>, data the transaction), so the record and its
+// event commit with the money movement or not at all.
+func Record(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (Transaction, error) {
+	if n.ID == "" || n.Type == "" || n.Status == "" || n.Direction == "" {
+		return Transaction{}, errors.New("transactions: id, type, status and direction are required")
+	}
+	src, err := json.Marshal(n.Source)
+	if err != nil {
+		return Transaction{}, err
+	}
+	dst, err := json.Marshal(n.Destination)
+	if err != nil {
+		return Transaction{}, err
+	}
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	row := store.Transaction{
+		ID: n.ID, Tenant: t, Type: n.Type, Status: n.Status, Direction: n.Direction, CustomerID: n.CustomerID,
+		AccountID: n.AccountID, SourceAccountID: n.Source.AccountID, DestinationAccountID: n.Destination.AccountID,
+		Source: src, Destination: dst, SentAmount: n.SentAmount, SentCurrency: n.SentCurrency,
+		ReceivedAmount: n.ReceivedAmount, ReceivedCurrency: n.ReceivedCurrency, Fees: n.Fees,
+		RuleBasedAccountID: n.RuleBasedAccountID, Reference: n.Reference, Description: n.Description,
+		LedgerTransferID: n.LedgerTransferID, SettledAt: n.SettledAt, CreatedAt: now, UpdatedAt: now,
+		QuoteID: n.QuoteID, PaymentRail: n.PaymentRail, PlatformFees: n.PlatformFees, ExchangeRate: n.ExchangeRate,
+		RateDetails: n.RateDetails, PaymentInstructions: n.PaymentInstructions,
+		CounterpartyInformation: n.CounterpartyInformation, FailureReason: n.FailureReason, HoldID: n.HoldID,
+	}
+	if err := tx.InsertTransaction(ctx, row); err != nil {
+		return Transaction{}, err
+	}
+	stored, err := tx.GetTransaction(ctx, t, n.ID)
+	if err != nil {
+		return Transaction{}, err
+	}
+	out, err := Render(stored)
+	if err != nil {
+		return Transaction{}, err
+	}
+	if typ := EventType(out.Type, out.Status); typ != "" {
+		if _, err := events.Emit(ctx, tx, t, typ, out.ID, out); err != nil {
+			return Transaction{}, err
+		}
+	}
+	return out, nil
+}
+
+// EventType is the event a transaction of typ entering status emits, or ""
+// (card transactions have their own events).
+func EventType(typ, status string) string {
+	switch typ {
+	case TypeIncoming:
+		return events.IncomingPayment(status)
+	case TypeOutgoing:
+		return events.OutgoingPayment(status)
+	}
+	return ""
+}
+
+// Render builds the API transaction from its row.
+func Render(row store.Transaction) (Transaction, error) {
+	out := Transaction{
+		ID: row.ID, Status: row.Status, Type: row.Type, Direction: row.Direction, CustomerID: row.CustomerID,
+		PlatformCustomerID: row.PlatformCustomerID, RuleBasedAccountID: row.RuleBasedAccountID,
+		SentAmount: Amount(row.SentAmount, row.SentCurrency), Fees: row.Fees, QuoteID: row.QuoteID,
+		Description: row.Description, FailureReason: row.FailureReason, SettledAt: row.SettledAt,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	}
+	if err := json.Unmarshal(row.Source, &out.Source); err != nil {
+		return Transaction{}, fmt.Errorf("transactions: stored source of %s: %w", row.ID, err)
+	}
+	if err := json.Unmarshal(row.Destination, &out.Destination); err != nil {
+		return Transaction{}, fmt.Errorf("transactions: stored destination of %s: %w", row.ID, err)
+	}
+	if row.ReceivedAmount != nil {
+		r := Amount(*row.ReceivedAmount, row.ReceivedCurrency)
+		out.ReceivedAmount = &r
+		if row.ExchangeRate != "" {
+			out.ExchangeRate = json.Number(row.ExchangeRate)
+		} else if row.ReceivedCurrency == row.SentCurrency {
+			out.ExchangeRate = "1"
+		}
+	}
+	if len(row.RateDetails) > 0 {
+		out.RateDetails = json.RawMessage(row.RateDetails)
+	}
+	if len(row.CounterpartyInformation) > 0 {
+		out.CounterpartyInformation = json.RawMessage(row.CounterpartyInformation)
+	}
+	if len(row.Refund) > 0 {
+		out.Refund = new(Refund)
+		if err := json.Unmarshal(row.Refund, out.Refund); err != nil {
+			return Transaction{}, fmt.Errorf("transactions: stored refund of %s: %w", row.ID, err)
+		}
+	}
+	if row.Type == TypeOutgoing {
+		pf := row.PlatformFees
+		out.PlatformFees = &pf
+		out.PaymentRail = json.RawMessage("null")
+		if row.PaymentRail != "" {
+			out.PaymentRail, _ = json.Marshal(row.PaymentRail)
+		}
+		out.PaymentInstructions = json.RawMessage("[]")
+		if len(row.PaymentInstructions) > 0 {
+			out.PaymentInstructions = json.RawMessage(row.PaymentInstructions)
+		}
+	}
+	// Included for every status but CREATED (R-TXN-15).
+	if row.Status != StatusCreated {
+		out.ReconciliationInstructions = &ReconciliationInstructions{Reference: row.Reference}
+	}
+	return out, nil
+}
+
+// Service reads transactions.
+type Service struct {
+	DB *store.DB
+}
+
+func notFound(transactionID string) error {
+	return apierr.NotFound("TRANSACTION_NOT_FOUND", "Transaction "+transactionID)
+}
+
+// Get returns one transaction of the tenant (R-TXN-02).
+func (s *Service) Get(ctx context.Context, t store.Tenant, transactionID string) (Transaction, error) {
+	row, err := s.DB.Read().GetTransaction(ctx, t, transactionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Transaction{}, notFound(transactionID)
+	}
+	if err != nil {
+		return Transaction{}, err
+	}
+	return Render(row)
+}
+
+// List returns one page of the tenant's transactions (R-TXN-01).
+func (s *Service) List(ctx context.Context, t store.Tenant, f store.TransactionFilter, after string, limit int) ([]Transaction, int, error) {
+	rows, total, err := s.DB.Read().ListTransactions(ctx, t, f, after, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Transaction, len(rows))
+	for i, r := range rows {
+		if out[i], err = Render(r); err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, total, nil
+}

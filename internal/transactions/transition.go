@@ -1,0 +1,225 @@
+package transactions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/events"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// ErrRefusedTransition is returned (wrapped) by Transition for a move its
+// type's table does not allow.
+var ErrRefusedTransition = errors.New("transactions: transition not allowed")
+
+// Change is what Transition does to a transaction. Zero fields leave the
+// transaction as it is.
+type Change struct {
+	Status        string // target status ("" = unchanged)
+	FailureReason string
+	SettledAt     *time.Time
+	PaymentRail   string
+	// SourceRailDetails and DestinationRailDetails replace the sides'
+	// railDetails (nil = unchanged).
+	SourceRailDetails, DestinationRailDetails json.RawMessage
+	// Refund replaces the refund object (nil = unchanged); a new refund
+	// status emits <TYPE>_PAYMENT.REFUND_<STATUS>.
+	Refund *Refund
+	// LedgerTransferID and HoldID record the ledger transfer that moved the
+	// money and the hold that reserves it ("" = unchanged).
+	LedgerTransferID, HoldID string
+}
+
+// Move is one row of a transition table.
+type Move struct{ From, To string }
+
+// OutgoingMoves is the outgoing transaction's table: Part A "Quote and
+// outgoing transaction", as the transaction lives it.
+//
+//	PENDING → PROCESSING              execute, or funds arrive at the quote's payment instructions
+//	PENDING → PENDING_AUTHORIZATION   execute of an SCA customer
+//	PENDING → EXPIRED                 expiresAt passes (terminal)
+//	PENDING_AUTHORIZATION → PROCESSING  authorization completes
+//	PENDING_AUTHORIZATION → EXPIRED   the quote expires unauthorized
+//	PROCESSING → COMPLETED            rail completes (settledAt)
+//	PROCESSING → FAILED               failure (failureReason; refund)
+//	COMPLETED → FAILED                payout returned (PAYOUT_RETURNED; refund)
+//	FAILED → COMPLETED                a return dishonored
+//	FAILED → REFUNDED                 deprecated status, still possible (R-TXN-32)
+var OutgoingMoves = []Move{
+	{StatusPending, StatusProcessing},
+	{StatusPending, StatusPendingAuthorization},
+	{StatusPending, StatusExpired},
+	{StatusPendingAuthorization, StatusProcessing},
+	{StatusPendingAuthorization, StatusExpired},
+	{StatusProcessing, StatusCompleted},
+	{StatusProcessing, StatusFailed},
+	{StatusCompleted, StatusFailed},
+	{StatusFailed, StatusCompleted},
+	{StatusFailed, StatusRefunded},
+}
+
+// IncomingMoves is the incoming transaction's table. Part A names CREATED
+// but not its transitions (R-TXN-16): we allow CREATED and PENDING to move to
+// PROCESSING, COMPLETED or FAILED, and PROCESSING to COMPLETED or FAILED; the
+// rows Part A does give are the ACH return (COMPLETED → FAILED) and its
+// dishonor (FAILED → COMPLETED).
+var IncomingMoves = []Move{
+	{StatusCreated, StatusPending},
+	{StatusCreated, StatusProcessing},
+	{StatusCreated, StatusCompleted},
+	{StatusCreated, StatusFailed},
+	{StatusPending, StatusProcessing},
+	{StatusPending, StatusCompleted},
+	{StatusPending, StatusFailed},
+	{StatusProcessing, StatusCompleted},
+	{StatusProcessing, StatusFailed},
+	{StatusCompleted, StatusFailed},
+	{StatusFailed, StatusCompleted},
+	{StatusFailed, StatusRefunded},
+}
+
+// Allowed reports whether a transaction of typ may move from one status to
+// another. Card transactions have their own rules elsewhere.
+func Allowed(typ, from, to string) bool {
+	var table []Move
+	switch typ {
+	case TypeOutgoing:
+		table = OutgoingMoves
+	case TypeIncoming:
+		table = IncomingMoves
+	default:
+		return false
+	}
+	return slices.Contains(table, Move{from, to})
+}
+
+// QuoteStatuses are the transaction statuses a quote reports too: when an
+// outgoing transaction enters one, Transition sets its quote's status to the
+// same value in the same database transaction (the quote status follows its
+// transaction, Part A).
+var QuoteStatuses = []string{StatusPending, StatusPendingAuthorization, StatusProcessing, StatusCompleted,
+	StatusFailed, StatusExpired}
+
+// Transition changes a transaction inside the caller's database transaction:
+// it checks the status move against the type's table (refused moves return
+// an error wrapping ErrRefusedTransition and change nothing), writes the
+// row, updates the quote's status for an outgoing transaction, and emits
+// <TYPE>_PAYMENT.<STATUS> for a status change and
+// <TYPE>_PAYMENT.REFUND_<STATUS> for a new refund status, data the
+// transaction as it is afterwards. A Status equal to the current one is no
+// status change (no event).
+func Transition(ctx context.Context, tx *store.Tx, t store.Tenant, transactionID string, ch Change) (Transaction, error) {
+	row, err := tx.GetTransactionForUpdate(ctx, t, transactionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Transaction{}, notFound(transactionID)
+	}
+	if err != nil {
+		return Transaction{}, err
+	}
+	statusChanged := ch.Status != "" && ch.Status != row.Status
+	if statusChanged && !Allowed(row.Type, row.Status, ch.Status) {
+		return Transaction{}, fmt.Errorf("%w: %s %s from %s to %s", ErrRefusedTransition, row.Type, row.ID, row.Status, ch.Status)
+	}
+	if statusChanged {
+		row.Status = ch.Status
+	}
+	if ch.FailureReason != "" {
+		row.FailureReason = ch.FailureReason
+	}
+	if ch.SettledAt != nil {
+		s := ch.SettledAt.UTC().Truncate(time.Microsecond)
+		row.SettledAt = &s
+	}
+	if ch.PaymentRail != "" {
+		row.PaymentRail = ch.PaymentRail
+	}
+	if ch.LedgerTransferID != "" {
+		row.LedgerTransferID = ch.LedgerTransferID
+	}
+	if ch.HoldID != "" {
+		row.HoldID = ch.HoldID
+	}
+	if ch.SourceRailDetails != nil {
+		if row.Source, err = setRailDetails(row.Source, ch.SourceRailDetails); err != nil {
+			return Transaction{}, err
+		}
+	}
+	if ch.DestinationRailDetails != nil {
+		if row.Destination, err = setRailDetails(row.Destination, ch.DestinationRailDetails); err != nil {
+			return Transaction{}, err
+		}
+	}
+	refundEvent := ""
+	if ch.Refund != nil {
+		var old Refund
+		if len(row.Refund) > 0 {
+			_ = json.Unmarshal(row.Refund, &old)
+		}
+		r := *ch.Refund
+		r.InitiatedAt = r.InitiatedAt.UTC().Truncate(time.Microsecond)
+		if r.SettledAt != nil {
+			s := r.SettledAt.UTC().Truncate(time.Microsecond)
+			r.SettledAt = &s
+		}
+		if row.Refund, err = json.Marshal(r); err != nil {
+			return Transaction{}, err
+		}
+		if r.Status != "" && r.Status != old.Status {
+			refundEvent = "REFUND_" + r.Status
+		}
+	}
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	row.UpdatedAt = now
+	if err := tx.UpdateTransaction(ctx, row); err != nil {
+		return Transaction{}, err
+	}
+	if statusChanged && row.QuoteID != "" && slices.Contains(QuoteStatuses, row.Status) {
+		if err := tx.SetQuoteStatusByTransaction(ctx, t, row.ID, row.Status, now); err != nil {
+			return Transaction{}, err
+		}
+	}
+	stored, err := tx.GetTransaction(ctx, t, row.ID)
+	if err != nil {
+		return Transaction{}, err
+	}
+	out, err := Render(stored)
+	if err != nil {
+		return Transaction{}, err
+	}
+	if statusChanged {
+		if typ := EventType(out.Type, out.Status); typ != "" {
+			if _, err := events.Emit(ctx, tx, t, typ, out.ID, out); err != nil {
+				return Transaction{}, err
+			}
+		}
+	}
+	if refundEvent != "" {
+		if typ := EventType(out.Type, refundEvent); typ != "" {
+			if _, err := events.Emit(ctx, tx, t, typ, out.ID, out); err != nil {
+				return Transaction{}, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// setRailDetails replaces railDetails in a side's stored JSON object.
+func setRailDetails(side []byte, details json.RawMessage) ([]byte, error) {
+	m := map[string]json.RawMessage{}
+	if len(side) > 0 {
+		if err := json.Unmarshal(side, &m); err != nil {
+			return nil, fmt.Errorf("transactions: stored side: %w", err)
+		}
+	}
+	if len(details) == 0 || string(details) == "null" {
+		delete(m, "railDetails")
+	} else {
+		m["railDetails"] = details
+	}
+	return json.Marshal(m)
+}

@@ -1,0 +1,62 @@
+package transactions
+
+import "testing"
+
+// TestTransitionTable_PartA walks every row of Part A "Quote and outgoing
+// transaction" as the transaction lives it (R-QUOTE-23..33, R-TXN-33..36).
+func TestTransitionTable_PartA(t *testing.T) {
+	rows := []struct {
+		name     string
+		typ      string
+		from, to string
+	}{
+		// (none) → PENDING / PROCESSING / PENDING_AUTHORIZATION are creations
+		// (Record), not moves; execute and immediatelyExecute then move:
+		{"execute", TypeOutgoing, StatusPending, StatusProcessing},
+		{"execute under SCA", TypeOutgoing, StatusPending, StatusPendingAuthorization},
+		{"expiresAt passes", TypeOutgoing, StatusPending, StatusExpired},
+		{"deposit to payment instructions", TypeOutgoing, StatusPending, StatusProcessing},
+		{"rail completes", TypeOutgoing, StatusProcessing, StatusCompleted},
+		{"failure", TypeOutgoing, StatusProcessing, StatusFailed},
+		{"ACH payout returned (R-TXN-33)", TypeOutgoing, StatusCompleted, StatusFailed},
+		{"incoming ACH returned (R-TXN-34)", TypeIncoming, StatusCompleted, StatusFailed},
+		{"incoming return dishonored (R-TXN-35)", TypeIncoming, StatusFailed, StatusCompleted},
+	}
+	for _, r := range rows {
+		if !Allowed(r.typ, r.from, r.to) {
+			t.Errorf("%s: %s %s → %s refused", r.name, r.typ, r.from, r.to)
+		}
+	}
+	// Only EXPIRED is terminal (R-TXN-36): nothing leaves it; COMPLETED and
+	// FAILED still move.
+	for _, to := range Statuses {
+		if Allowed(TypeOutgoing, StatusExpired, to) {
+			t.Errorf("EXPIRED → %s allowed; EXPIRED is terminal", to)
+		}
+	}
+	refused := []Move{{StatusCompleted, StatusProcessing}, {StatusProcessing, StatusPending}, {StatusProcessing, StatusExpired},
+		{StatusCompleted, StatusExpired}, {StatusFailed, StatusProcessing}}
+	for _, m := range refused {
+		if Allowed(TypeOutgoing, m.From, m.To) {
+			t.Errorf("%s → %s allowed", m.From, m.To)
+		}
+	}
+	if Allowed(TypeCard, StatusPending, StatusCompleted) {
+		t.Error("card transactions have their own table")
+	}
+	// Every row of the table is reachable from PENDING (no dead rows).
+	reach := map[string]bool{StatusPending: true}
+	for changed := true; changed; {
+		changed = false
+		for _, m := range OutgoingMoves {
+			if reach[m.From] && !reach[m.To] {
+				reach[m.To], changed = true, true
+			}
+		}
+	}
+	for _, m := range OutgoingMoves {
+		if !reach[m.From] {
+			t.Errorf("row %s → %s is unreachable from PENDING", m.From, m.To)
+		}
+	}
+}
