@@ -17,7 +17,7 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) patchConfig(w http.ResponseWriter, r *http.Request) error {
 	var p platformconfig.Patch
-	if err := decode(r, &p, func() error { return p.Validate(principal(r).Tenant.Env) }); err != nil {
+	if err := decode(r, &p, func(p platformconfig.Patch) error { return p.Validate(principal(r).Tenant.Env) }); err != nil {
 		return err
 	}
 	c, err := s.config.Update(r.Context(), principal(r).Tenant, p)

@@ -98,7 +98,7 @@ func (h *accountHandlers) list(platform bool) handlerFunc {
 
 func (h *accountHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	var req accounts.CreateRequest
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req accounts.CreateRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	// Recorded as 201; a replay answers 200 (the route's replayStatus).
@@ -113,7 +113,7 @@ func (h *accountHandlers) create(w http.ResponseWriter, r *http.Request) error {
 
 func (h *accountHandlers) fund(w http.ResponseWriter, r *http.Request) error {
 	var req accounts.FundRequest
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req accounts.FundRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	recordIdemStatus(r, http.StatusOK)

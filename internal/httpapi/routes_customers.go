@@ -77,7 +77,7 @@ func created(r *http.Request) {
 
 func (h *customerHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	var req customers.CreateRequest
-	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now(), h.svc.Catalog) }); err != nil {
+	if err := decode(r, &req, func(req customers.CreateRequest) error { return req.Validate(h.s.db.Now(), h.svc.Catalog) }); err != nil {
 		return err
 	}
 	created(r)
@@ -100,7 +100,7 @@ func (h *customerHandlers) get(w http.ResponseWriter, r *http.Request) error {
 
 func (h *customerHandlers) update(w http.ResponseWriter, r *http.Request) error {
 	var req customers.UpdateRequest
-	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now(), h.svc.Catalog) }); err != nil {
+	if err := decode(r, &req, func(req customers.UpdateRequest) error { return req.Validate(h.s.db.Now(), h.svc.Catalog) }); err != nil {
 		return err
 	}
 	c, err := h.svc.Update(r.Context(), principal(r).Tenant, r.PathValue("customerId"), req)
@@ -205,7 +205,7 @@ func (h *customerHandlers) sendCode(channel string) handlerFunc {
 func (h *customerHandlers) confirmCode(channel string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var req customers.ConfirmRequest
-		if err := decode(r, &req, req.Validate); err != nil {
+		if err := decode(r, &req, func(req customers.ConfirmRequest) error { return req.Validate() }); err != nil {
 			return err
 		}
 		c, err := h.svc.ConfirmCode(r.Context(), principal(r).Tenant, r.PathValue("customerId"), channel, req)
@@ -219,7 +219,7 @@ func (h *customerHandlers) confirmCode(channel string) handlerFunc {
 
 func (h *customerHandlers) submitVerification(w http.ResponseWriter, r *http.Request) error {
 	var req customers.VerificationRequest
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req customers.VerificationRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	v, err := h.svc.Submit(r.Context(), principal(r).Tenant, req)
@@ -260,7 +260,7 @@ func (h *customerHandlers) listVerifications(w http.ResponseWriter, r *http.Requ
 
 func (h *customerHandlers) createOwner(w http.ResponseWriter, r *http.Request) error {
 	var req customers.OwnerCreateRequest
-	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+	if err := decode(r, &req, func(req customers.OwnerCreateRequest) error { return req.Validate(h.s.db.Now()) }); err != nil {
 		return err
 	}
 	created(r)
@@ -297,7 +297,7 @@ func (h *customerHandlers) listOwners(w http.ResponseWriter, r *http.Request) er
 
 func (h *customerHandlers) updateOwner(w http.ResponseWriter, r *http.Request) error {
 	var req customers.OwnerUpdateRequest
-	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+	if err := decode(r, &req, func(req customers.OwnerUpdateRequest) error { return req.Validate(h.s.db.Now()) }); err != nil {
 		return err
 	}
 	o, err := h.svc.UpdateOwner(r.Context(), principal(r).Tenant, r.PathValue("beneficialOwnerId"), req)
@@ -318,7 +318,7 @@ func (h *customerHandlers) deleteOwner(w http.ResponseWriter, r *http.Request) e
 
 func (h *customerHandlers) recordDocument(w http.ResponseWriter, r *http.Request) error {
 	var req customers.DocumentRequest
-	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+	if err := decode(r, &req, func(req customers.DocumentRequest) error { return req.Validate(h.s.db.Now()) }); err != nil {
 		return err
 	}
 	d, err := h.svc.RecordDocument(r.Context(), principal(r).Tenant, req)

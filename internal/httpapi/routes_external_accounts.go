@@ -80,7 +80,7 @@ type externalAccountHandlers struct {
 
 func (h *externalAccountHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	var req externalaccounts.CreateRequest
-	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+	if err := decode(r, &req, func(req externalaccounts.CreateRequest) error { return req.Validate(h.s.db.Now()) }); err != nil {
 		return err
 	}
 	created(r)
@@ -94,7 +94,7 @@ func (h *externalAccountHandlers) create(w http.ResponseWriter, r *http.Request)
 
 func (h *externalAccountHandlers) createPlatform(w http.ResponseWriter, r *http.Request) error {
 	var req externalaccounts.PlatformCreateRequest
-	if err := decode(r, &req, func() error { return req.Validate(h.s.db.Now()) }); err != nil {
+	if err := decode(r, &req, func(req externalaccounts.PlatformCreateRequest) error { return req.Validate(h.s.db.Now()) }); err != nil {
 		return err
 	}
 	created(r)
@@ -184,7 +184,7 @@ func (h *externalAccountHandlers) startTrust(untrust bool) handlerFunc {
 func (h *externalAccountHandlers) confirmTrust(untrust bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var req externalaccounts.TrustConfirmRequest
-		if err := decode(r, &req, req.Validate); err != nil {
+		if err := decode(r, &req, func(req externalaccounts.TrustConfirmRequest) error { return req.Validate() }); err != nil {
 			return err
 		}
 		out, err := h.svc.ConfirmTrust(r.Context(), principal(r).Tenant, r.PathValue("externalAccountId"), untrust, req)
@@ -208,7 +208,7 @@ type challengeJSON struct {
 func (h *externalAccountHandlers) challenge(platform bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var req externalaccounts.ChallengeRequest
-		if err := decode(r, &req, req.Validate); err != nil {
+		if err := decode(r, &req, func(req externalaccounts.ChallengeRequest) error { return req.Validate() }); err != nil {
 			return err
 		}
 		c, err := h.svc.Challenge(r.Context(), principal(r).Tenant, platform, r.PathValue("externalAccountId"), req)
@@ -227,7 +227,7 @@ func (h *externalAccountHandlers) challenge(platform bool) handlerFunc {
 func (h *externalAccountHandlers) verify(platform bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var req externalaccounts.VerifyRequest
-		if err := decode(r, &req, req.Validate); err != nil {
+		if err := decode(r, &req, func(req externalaccounts.VerifyRequest) error { return req.Validate() }); err != nil {
 			return err
 		}
 		a, err := h.svc.Verify(r.Context(), principal(r).Tenant, platform, r.PathValue("externalAccountId"), req)

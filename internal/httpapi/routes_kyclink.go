@@ -43,7 +43,7 @@ func (h *kycLinkHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req kyclink.CreateRequest
-	if err := decode(r, &req, func() error { return req.Validate() }); err != nil {
+	if err := decode(r, &req, func(req kyclink.CreateRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	l, err := parts.links.Create(r.Context(), principal(r).Tenant, r.PathValue("customerId"), req, h.publicURL(r))

@@ -95,7 +95,7 @@ type quoteHandlers struct {
 
 func (h *quoteHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	var req quotes.Request
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req quotes.Request) error { return req.Validate() }); err != nil {
 		return err
 	}
 	quoteRecordStatus(r, http.StatusOK)

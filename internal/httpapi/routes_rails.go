@@ -99,7 +99,7 @@ func (h *railHandlers) contest(w http.ResponseWriter, r *http.Request) error {
 
 func (h *railHandlers) incoming(w http.ResponseWriter, r *http.Request) error {
 	var req rails.IncomingRequest
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req rails.IncomingRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	x, err := h.svc.Receive(r.Context(), principal(r).Tenant, req)
@@ -108,7 +108,7 @@ func (h *railHandlers) incoming(w http.ResponseWriter, r *http.Request) error {
 
 func (h *railHandlers) send(w http.ResponseWriter, r *http.Request) error {
 	var req rails.SendRequest
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req rails.SendRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	q := h.s.quoteService()

@@ -82,7 +82,9 @@ func (h *statementHandlers) balanceChanges(w http.ResponseWriter, r *http.Reques
 
 func (h *statementHandlers) confirm(w http.ResponseWriter, r *http.Request) error {
 	var req accounts.ConfirmStatementRequest
-	if err := decode(r, &req, func() error { return accounts.ValidateStatementMonth(req.StatementMonth, h.s.db.Now()) }); err != nil {
+	if err := decode(r, &req, func(req accounts.ConfirmStatementRequest) error {
+		return accounts.ValidateStatementMonth(req.StatementMonth, h.s.db.Now())
+	}); err != nil {
 		return err
 	}
 	c, err := h.svc.ConfirmStatement(r.Context(), principal(r).Tenant, r.PathValue("id"), req)

@@ -72,7 +72,7 @@ func (r *transferOutRequest) Validate() error {
 // omitted amount sends the source's whole available balance.
 func (h *transferHandlers) out(w http.ResponseWriter, r *http.Request) error {
 	var req transferOutRequest
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req transferOutRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	if err := req.Validate(); err != nil {
@@ -135,7 +135,7 @@ func (r *transferInRequest) Validate() error {
 // account.
 func (h *transferHandlers) in(w http.ResponseWriter, r *http.Request) error {
 	var req transferInRequest
-	if err := decode(r, &req, req.Validate); err != nil {
+	if err := decode(r, &req, func(req transferInRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	if err := req.Validate(); err != nil {

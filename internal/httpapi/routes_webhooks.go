@@ -97,7 +97,7 @@ func (h *webhookHandlers) signingKeys(w http.ResponseWriter, r *http.Request) er
 
 func (h *webhookHandlers) rotateSecret(w http.ResponseWriter, r *http.Request) error {
 	var req webhooks.RotateRequest
-	if err := decode(r, &req, func() error { return req.Validate() }); err != nil {
+	if err := decode(r, &req, func(req webhooks.RotateRequest) error { return req.Validate() }); err != nil {
 		return err
 	}
 	keys, err := h.svc.RotateSecret(r.Context(), principal(r).Tenant, req)

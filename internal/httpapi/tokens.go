@@ -12,7 +12,7 @@ import (
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	var req tokens.CreateRequest
-	if err := decode(r, &req, func() error { return req.Validate(s.db.Now()) }); err != nil {
+	if err := decode(r, &req, func(req tokens.CreateRequest) error { return req.Validate(s.db.Now()) }); err != nil {
 		return err
 	}
 	tok, err := s.tokens.Create(r.Context(), principal(r).Tenant, req)
