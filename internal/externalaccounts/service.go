@@ -94,6 +94,22 @@ func infoOf(row store.ExternalAccount) (AccountInfo, error) {
 // usRails are the rails a US account is reachable on.
 var usRails = []string{"ACH", "WIRE", "RTP", "FEDNOW"}
 
+// railsOf lists the rails an account type is reachable on, so a quote picks
+// the right default rail; nil leaves the choice to the currency's default.
+func railsOf(accountType string) []string {
+	switch {
+	case accountType == "USD_ACCOUNT":
+		return usRails
+	case accountType == "SPARK_WALLET":
+		return []string{"SPARK"}
+	case accountType == "LIGHTNING":
+		return []string{"LIGHTNING"}
+	case strings.HasSuffix(accountType, "_WALLET"):
+		return []string{"ONCHAIN"}
+	}
+	return nil
+}
+
 // render builds the API resource from a row.
 func render(row store.ExternalAccount) (ExternalAccount, error) {
 	info, err := infoOf(row)
@@ -105,9 +121,7 @@ func render(row store.ExternalAccount) (ExternalAccount, error) {
 		OwnershipType: row.OwnershipType, Currency: row.Currency, BankAccountValidation: row.BankValidation,
 		AccountInfo: infoOut{AccountInfo: info}, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
-	if row.AccountType == "USD_ACCOUNT" {
-		out.AccountInfo.PaymentRails = usRails
-	}
+	out.AccountInfo.PaymentRails = railsOf(row.AccountType)
 	if row.CustomerID != "" {
 		uma, trusted := row.DefaultUmaDeposit, row.Trusted
 		out.DefaultUmaDepositAccount, out.Trusted = &uma, &trusted
