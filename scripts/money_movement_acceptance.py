@@ -9,6 +9,7 @@ from decimal import Decimal
 import os
 API = os.environ.get("PAYMENTS_API", "http://127.0.0.1:8080/2025-10-13")
 AUTH = "Basic " + base64.b64encode(os.environ.get("PAYMENTS_TOKEN", "demo-sandbox:demo-secret").encode()).decode()
+FAILURES = []
 def call(method, path, body=None, key=None):
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(API + path, data=data, method=method, headers={"Authorization": AUTH})
@@ -49,6 +50,7 @@ def quote(name, dst, side, amt, rail=None, execute=True):
     rate = Decimal(str(q["exchangeRate"])); sd, rd = q["sendingCurrency"]["decimals"], q["receivingCurrency"]["decimals"]
     U = rate.scaleb(sd - rd); resid = Decimal(S) - F - R * U
     okid = Decimal(0) <= resid < max(Decimal(1), U)
+    if not okid: FAILURES.append(name + ": pricing identity")
     print(f"{name:10s} {q['sendingCurrency']['code']}->{q['receivingCurrency']['code']} sent={S} fees={F} recv={R} rate={rate} residual={resid:.4f} identity={'OK' if okid else 'FAIL'} status={q['status']}")
     return q
 qs = [quote("ach", x_us, "SENDING", 10000, "ACH"), quote("rtp", x_us, "SENDING", 20000, "RTP"), quote("wire", x_us, "SENDING", 300000, "WIRE"),
@@ -71,5 +73,11 @@ for q in qs:
     print(f"{t['status']:10s} failure={t.get('failureReason','-'):16s} refund={(t.get('refund') or {}).get('status','-'):10s} rail={t.get('paymentRail')} events={evs}")
     if t["status"] == "COMPLETED": spent += q["totalSendingAmount"]
 bal = acct(A, "USD")["balance"]["amount"]; bbal = acct(B, "USD")["balance"]["amount"]
+if bal != 10_000_000 - spent: FAILURES.append("sender balance")
+if bbal != 12345: FAILURES.append("receiver balance")
+expected = ["COMPLETED"] * 7 + ["FAILED", "FAILED"]
+if [final[q["id"]]["status"] for q in qs] != expected: FAILURES.append("final states")
 print("A balance", bal, "expected", 10_000_000 - spent, "OK" if bal == 10_000_000 - spent else "MISMATCH")
 print("B balance", bbal, "expected", 12345, "OK" if bbal == 12345 else "MISMATCH")
+print("FAIL:", FAILURES) if FAILURES else print("PASS")
+sys.exit(1 if FAILURES else 0)
