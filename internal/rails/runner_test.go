@@ -222,8 +222,24 @@ func TestRunnerCrashAnywhere(t *testing.T) {
 				}
 				f.advance(lease + time.Second)
 			}
-			if n, err := NewRunner(db, Options{}).RunDue(ctx); n != 1 || err != nil { // the restarted node
-				t.Fatalf("step %d: restarted node ran %d jobs: %v", step, n, err)
+			// The restarted node polls until it gets the job: database/sql rolls a
+			// cancelled transaction back asynchronously, so on PostgreSQL the
+			// crashed worker's row lock can outlive the cancel for a moment and
+			// SKIP LOCKED passes the row over. The events and ledger checks below
+			// prove the step was applied exactly once.
+			ran := 0
+			for range 200 {
+				n, err := NewRunner(db, Options{}).RunDue(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ran += n; ran > 0 {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if ran != 1 {
+				t.Fatalf("step %d: restarted node ran %d jobs", step, ran)
 			}
 			if evs := f.eventTypes(t, txn); !slices.Equal(evs, wantEvents[step]) {
 				t.Fatalf("after step %d: events %v", step, evs)
