@@ -18,7 +18,8 @@ import (
 
 // idempotent runs rt under its Idempotency-Key (R-IDEM-*): the first request
 // runs; a repeat with the same method, path and body replays the stored
-// status and body; the same key with a different request is 409 CONFLICT; a
+// status and body; the same key with a different request is 409 CONFLICT,
+// unless the stored response is an error, which is replayed (R-IDEM-12); a
 // repeat while the first is still running waits for it, then replays (or gets
 // 409 OPERATION_IN_PROGRESS if it takes too long).
 func (s *Server) idempotent(rt route, w http.ResponseWriter, r *http.Request) error {
@@ -44,10 +45,12 @@ func (s *Server) idempotent(rt route, w http.ResponseWriter, r *http.Request) er
 		if claimed {
 			break
 		}
-		if rec.RequestHash != hash {
+		if rec.RequestHash != hash && !(rec.Done() && rec.StatusCode >= 400) {
 			return apierr.Conflict("This Idempotency-Key was already used with a different request; use a new key for a new request")
 		}
 		if rec.Done() {
+			// A stored error is replayed even to a corrected request: the key
+			// is spent, and the client must use a new one (R-IDEM-12).
 			status := rec.StatusCode
 			if rt.replayStatus != 0 && status >= 200 && status < 300 {
 				status = rt.replayStatus

@@ -146,6 +146,11 @@ func TestIdempotency_ErrorsReplayedOrRerun_R_IDEM_12(t *testing.T) {
 		if again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) {
 			t.Fatal("a 400 is replayed under the same key")
 		}
+		// Even a corrected request gets the stored error: the key is spent.
+		fixed := e.do("POST", "/effects", `{"name":"x"}`, key("k400"))
+		if fixed.Header.Get("Idempotent-Replayed") != "true" || string(fixed.Body) != string(first.Body) || e.countEffects(t, "x") != 0 {
+			t.Fatal("a corrected request under a spent key must replay the stored error and have no effect")
+		}
 		expect(t, e.do("POST", "/effects", `{"name":"y","fail":"500"}`, key("k500")), http.StatusInternalServerError, "INTERNAL_ERROR")
 		r := e.do("POST", "/effects", `{"name":"y","fail":"500"}`, key("k500"))
 		if r.Header.Get("Idempotent-Replayed") == "true" {
