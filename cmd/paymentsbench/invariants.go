@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver
+	_ "modernc.org/sqlite"             // "sqlite" driver
+)
+
+// openSQL opens the server's database for reading with database/sql.
+func openSQL(dbURL string) (*sql.DB, string, error) {
+	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
+		path = strings.TrimPrefix(path, "//")
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+		return db, "sqlite", err
+	}
+	db, err := sql.Open("pgx", dbURL)
+	return db, "postgres", err
+}
+
+// rebind turns ? placeholders into $n for PostgreSQL.
+func rebind(engine, q string) string {
+	if engine != "postgres" {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// dbChecker runs the invariants directly against the database.
+type dbChecker struct {
+	db       *sql.DB
+	engine   string
+	platform string
+	env      string
+}
+
+func newDBChecker(ctx context.Context, db *sql.DB, engine string) (*dbChecker, error) {
+	c := &dbChecker{db: db, engine: engine, env: "sandbox"}
+	if err := db.QueryRowContext(ctx, "SELECT id FROM platforms WHERE is_default").Scan(&c.platform); err != nil {
+		return nil, fmt.Errorf("default platform: %w", err)
+	}
+	return c, nil
+}
+
+func (c *dbChecker) count(ctx context.Context, q string, args ...any) (int64, error) {
+	var n int64
+	err := c.db.QueryRowContext(ctx, rebind(c.engine, q), args...).Scan(&n)
+	return n, err
+}
+
+// LedgerChecks: every transfer sums to zero per currency, every balance
+// row equals its posted postings, no INTERNAL account is negative, and the
+// posted postings of each currency sum to zero.
+func (c *dbChecker) LedgerChecks(ctx context.Context) []CheckResult {
+	var out []CheckResult
+	add := func(name string, n int64, err error, what string) {
+		switch {
+		case err != nil:
+			out = append(out, CheckResult{Name: name, Detail: err.Error()})
+		case n != 0:
+			out = append(out, CheckResult{Name: name, Detail: fmt.Sprintf("%d %s", n, what)})
+		default:
+			out = append(out, CheckResult{Name: name, Pass: true})
+		}
+	}
+	n, err := c.count(ctx, `SELECT COUNT(*) FROM (SELECT transfer_id, currency FROM ledger_postings
+		WHERE platform_id = ? AND env = ? GROUP BY transfer_id, currency HAVING SUM(amount) <> 0) x`, c.platform, c.env)
+	add("db: every ledger transfer sums to zero per currency", n, err, "unbalanced transfer/currency pairs")
+	n, err = c.count(ctx, `SELECT COUNT(*) FROM ledger_balances b
+		LEFT JOIN (SELECT account_id, SUM(amount) AS s FROM ledger_postings
+		           WHERE platform_id = ? AND env = ? AND NOT pending GROUP BY account_id) p ON p.account_id = b.account_id
+		WHERE b.platform_id = ? AND b.env = ? AND b.posted <> COALESCE(p.s, 0)`, c.platform, c.env, c.platform, c.env)
+	add("db: every balance row equals the sum of its postings", n, err, "balance rows differ from their postings")
+	n, err = c.count(ctx, `SELECT COUNT(*) FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
+		WHERE b.platform_id = ? AND b.env = ? AND a.kind = 'INTERNAL' AND b.posted - b.pending_debits < 0`, c.platform, c.env)
+	add("db: no INTERNAL balance negative", n, err, "negative INTERNAL balances")
+	n, err = c.count(ctx, `SELECT COUNT(*) FROM (SELECT currency FROM ledger_postings
+		WHERE platform_id = ? AND env = ? AND NOT pending GROUP BY currency HAVING SUM(amount) <> 0) x`, c.platform, c.env)
+	add("db: posted postings sum to zero per currency (money conserved in the ledger)", n, err, "currencies do not sum to zero")
+	return out
+}
+
+// AccountsTotal sums the posted balances of the given internal accounts.
+func (c *dbChecker) AccountsTotal(ctx context.Context, accountIDs []string) (int64, error) {
+	var total int64
+	for i := 0; i < len(accountIDs); i += 500 {
+		chunk := accountIDs[i:min(i+500, len(accountIDs))]
+		args := []any{c.platform, c.env}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		q := `SELECT COALESCE(SUM(b.posted), 0) FROM internal_accounts ia JOIN ledger_balances b ON b.account_id = ia.ledger_account_id
+			WHERE ia.platform_id = ? AND ia.env = ? AND ia.id IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
+		var s int64
+		if err := c.db.QueryRowContext(ctx, rebind(c.engine, q), args...).Scan(&s); err != nil {
+			return 0, err
+		}
+		total += s
+	}
+	return total, nil
+}
+
+// idemRecord is what the database says one Idempotency-Key did.
+type idemRecord struct {
+	Status  int
+	QuoteID string
+}
+
+// IdempotencyRecords reads the keys starting with prefix.
+func (c *dbChecker) IdempotencyRecords(ctx context.Context, prefix string) (map[string]idemRecord, error) {
+	rows, err := c.db.QueryContext(ctx, rebind(c.engine, `SELECT idem_key, status_code, COALESCE(response_body, '')
+		FROM idempotency_keys WHERE platform_id = ? AND env = ? AND idem_key LIKE ?`), c.platform, c.env, prefix+"%")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]idemRecord{}
+	for rows.Next() {
+		var key, body string
+		var rec idemRecord
+		if err := rows.Scan(&key, &rec.Status, &body); err != nil {
+			return nil, err
+		}
+		var q struct {
+			ID string `json:"id"`
+		}
+		if rec.Status == http.StatusOK && json.Unmarshal([]byte(body), &q) == nil {
+			rec.QuoteID = q.ID
+		}
+		out[key] = rec
+	}
+	return out, rows.Err()
+}
+
+// QuotesSince lists the ids of quotes created at or after since.
+func (c *dbChecker) QuotesSince(ctx context.Context, since time.Time) (map[string]bool, error) {
+	rows, err := c.db.QueryContext(ctx, rebind(c.engine, `SELECT id FROM quotes WHERE platform_id = ? AND env = ? AND created_at >= ?`),
+		c.platform, c.env, since.UnixMicro())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// OutgoingByQuote counts OUTGOING transactions per quote id, and the
+// statuses seen, for quotes created at or after since.
+func (c *dbChecker) OutgoingByQuote(ctx context.Context, since time.Time) (map[string]int, map[string]string, error) {
+	rows, err := c.db.QueryContext(ctx, rebind(c.engine, `SELECT quote_id, status FROM transactions
+		WHERE platform_id = ? AND env = ? AND transaction_type = 'OUTGOING' AND quote_id <> '' AND created_at >= ?`),
+		c.platform, c.env, since.UnixMicro())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	counts, status := map[string]int{}, map[string]string{}
+	for rows.Next() {
+		var q, s string
+		if err := rows.Scan(&q, &s); err != nil {
+			return nil, nil, err
+		}
+		counts[q]++
+		status[q] = s
+	}
+	return counts, status, rows.Err()
+}
+
+// checkEffects compares what the clients were told with what the database
+// holds: each acknowledged quote exists exactly once with one COMPLETED
+// OUTGOING transaction, each key recorded at most one quote (the one the
+// client saw), and no quote of the run lacks a key (an effect nobody can
+// replay). It is pure, for tests.
+func checkEffects(acks []ack, unresolved int64, keys map[string]idemRecord, quotes map[string]bool,
+	outgoing map[string]int, status map[string]string) []CheckResult {
+	var out []CheckResult
+	res := func(name string, bad int, example string) {
+		r := CheckResult{Name: name, Pass: bad == 0}
+		if bad != 0 {
+			r.Detail = fmt.Sprintf("%d violations, e.g. %s", bad, example)
+		}
+		out = append(out, r)
+	}
+	// Each acknowledged transfer is present exactly once and COMPLETED.
+	bad, ex := 0, ""
+	for _, a := range acks {
+		if !quotes[a.QuoteID] || outgoing[a.QuoteID] != 1 || status[a.QuoteID] != "COMPLETED" {
+			bad++
+			ex = fmt.Sprintf("%s (quote present %v, %d transactions, status %q)", a.QuoteID, quotes[a.QuoteID], outgoing[a.QuoteID], status[a.QuoteID])
+		}
+	}
+	res(fmt.Sprintf("db: each of %d acknowledged transfers present exactly once, COMPLETED", len(acks)), bad, ex)
+
+	// Each key has at most one effect, and it is the one the client saw.
+	bad, ex = 0, ""
+	byQuote := map[string]int{}
+	for k, r := range keys {
+		if r.QuoteID != "" {
+			byQuote[r.QuoteID]++
+			if byQuote[r.QuoteID] == 2 {
+				bad++
+				ex = "quote " + r.QuoteID + " recorded under two keys, one is " + k
+			}
+		}
+	}
+	for _, a := range acks {
+		if r, ok := keys[a.Key]; !ok || r.QuoteID != a.QuoteID {
+			bad++
+			ex = fmt.Sprintf("key %s: client saw %s, database recorded %q", a.Key, a.QuoteID, r.QuoteID)
+		}
+	}
+	for q := range quotes {
+		if byQuote[q] == 0 {
+			bad++
+			ex = "quote " + q + " has no Idempotency-Key record (an effect without a replayable answer)"
+		}
+	}
+	for q, n := range outgoing {
+		if n > 1 {
+			bad++
+			ex = fmt.Sprintf("quote %s has %d OUTGOING transactions", q, n)
+		}
+	}
+	res(fmt.Sprintf("db: each Idempotency-Key has at most one effect (%d keys, %d quotes)", len(keys), len(quotes)), bad, ex)
+
+	// Counts: quotes of the run == acknowledged (+ at most the unresolved).
+	extra := int64(len(quotes)) - int64(len(acks))
+	r := CheckResult{Name: fmt.Sprintf("db: quotes of the run (%d) == acknowledged (%d)", len(quotes), len(acks))}
+	r.Pass = extra == 0 || (extra > 0 && extra <= unresolved)
+	if !r.Pass {
+		r.Detail = fmt.Sprintf("difference %d, unresolved %d", extra, unresolved)
+	} else if extra > 0 {
+		r.Detail = fmt.Sprintf("%d unresolved requests committed without the client learning it", extra)
+	}
+	out = append(out, r)
+	return out
+}
+
+// apiChecks checks through the public API: the accounts' balances sum to
+// what was funded, a sample of acknowledged transactions read COMPLETED,
+// and statements add up.
+func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, sample int, window [2]time.Time) []CheckResult {
+	var out []CheckResult
+	// Conservation over the run's accounts.
+	var total int64
+	var err error
+	for _, a := range s.Accounts {
+		var list struct {
+			Data []struct {
+				ID      string `json:"id"`
+				Balance struct {
+					Amount int64 `json:"amount"`
+				} `json:"balance"`
+			} `json:"data"`
+		}
+		if err = c.must(ctx, "GET", "/customers/internal-accounts?currency=USD&customerId="+a.CustomerID, nil, http.StatusOK, &list); err != nil {
+			break
+		}
+		for _, x := range list.Data {
+			if x.ID == a.AccountID {
+				total += x.Balance.Amount
+			}
+		}
+	}
+	r := CheckResult{Name: fmt.Sprintf("api: sum of %d balances (USD) == total funded %d", len(s.Accounts), s.TotalFunded)}
+	switch {
+	case err != nil:
+		r.Detail = err.Error()
+	case total != s.TotalFunded:
+		r.Detail = fmt.Sprintf("sum is %d (%+d)", total, total-s.TotalFunded)
+	default:
+		r.Pass = true
+	}
+	out = append(out, r)
+
+	// A sample of acknowledged transactions.
+	step := 1
+	if sample > 0 && len(acks) > sample {
+		step = len(acks) / sample
+	}
+	bad, n, ex := 0, 0, ""
+	for i := 0; i < len(acks); i += step {
+		n++
+		var tx struct {
+			Status  string `json:"status"`
+			QuoteID string `json:"quoteId"`
+		}
+		if err := c.must(ctx, "GET", "/transactions/"+acks[i].TransactionID, nil, http.StatusOK, &tx); err != nil {
+			bad++
+			ex = err.Error()
+			continue
+		}
+		if tx.Status != "COMPLETED" || tx.QuoteID != acks[i].QuoteID {
+			bad++
+			ex = fmt.Sprintf("%s: status %s quote %s", acks[i].TransactionID, tx.Status, tx.QuoteID)
+		}
+	}
+	r = CheckResult{Name: fmt.Sprintf("api: %d sampled acknowledged transactions COMPLETED with their quote", n), Pass: bad == 0}
+	if bad > 0 {
+		r.Detail = fmt.Sprintf("%d bad, e.g. %s", bad, ex)
+	}
+	out = append(out, r)
+
+	// Statements of a few accounts: opening + Σ changes == closing.
+	for i := 0; i < min(3, len(s.Accounts)); i++ {
+		a := s.Accounts[i*len(s.Accounts)/3]
+		open, sum, closing, pages, err := statementSum(ctx, c, a.AccountID, window[0], window[1])
+		r := CheckResult{Name: fmt.Sprintf("api: statement of %s: opening + Σ changes == closing", a.AccountID)}
+		switch {
+		case err != nil:
+			r.Detail = err.Error()
+		case open+sum != closing:
+			r.Detail = fmt.Sprintf("opening %d + Σ %d != closing %d (%d pages)", open, sum, closing, pages)
+		default:
+			r.Pass = true
+			r.Detail = fmt.Sprintf("%d + %d = %d over %d pages", open, sum, closing, pages)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// statementSum pages through an account's balance changes in a window.
+func statementSum(ctx context.Context, c *client, accountID string, start, end time.Time) (open, sum, closing int64, pages int, err error) {
+	cursor := ""
+	for {
+		q := url.Values{"startDate": {start.UTC().Format(time.RFC3339Nano)}, "endDate": {end.UTC().Format(time.RFC3339Nano)}, "limit": {"100"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var st struct {
+			Data []struct {
+				Amount int64 `json:"amount"`
+			} `json:"data"`
+			OpeningBalance int64  `json:"openingBalance"`
+			ClosingBalance int64  `json:"closingBalance"`
+			HasMore        bool   `json:"hasMore"`
+			NextCursor     string `json:"nextCursor"`
+		}
+		if err = c.must(ctx, "GET", "/internal-accounts/"+accountID+"/balance-changes?"+q.Encode(), nil, http.StatusOK, &st); err != nil {
+			return
+		}
+		if pages == 0 {
+			open, closing = st.OpeningBalance, st.ClosingBalance
+		}
+		pages++
+		for _, d := range st.Data {
+			sum += d.Amount
+		}
+		if !st.HasMore || st.NextCursor == "" {
+			return
+		}
+		cursor = st.NextCursor
+	}
+}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// account is a funded customer account the load moves money between.
+type account struct {
+	CustomerID string
+	AccountID  string
+}
+
+// setupResult is what setup created.
+type setupResult struct {
+	Accounts    []account
+	Currency    string
+	TotalFunded int64
+	Fundings    int
+}
+
+// webhookSink answers every delivery 200 on loopback; it returns its URL
+// and a stop function.
+func webhookSink() (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // closed by stop
+	return "http://" + ln.Addr().String() + "/hook", func() { srv.Close() }, nil
+}
+
+// setup sets the webhook endpoint, creates n customers who accepted the
+// current terms and funds each one's USD account with fund.
+func setup(ctx context.Context, c *client, runID, hook string, n, workers int, fund int64) (setupResult, error) {
+	res := setupResult{Currency: "USD"}
+	if err := c.must(ctx, "PATCH", "/config", map[string]any{"webhookEndpoint": hook}, http.StatusOK, nil); err != nil {
+		return res, fmt.Errorf("set webhook: %w", err)
+	}
+	var agreements struct {
+		Data []struct {
+			Type    string `json:"type"`
+			Version string `json:"version"`
+		} `json:"data"`
+	}
+	if err := c.must(ctx, "GET", "/customers/agreements", nil, http.StatusOK, &agreements); err != nil {
+		return res, err
+	}
+	if len(agreements.Data) == 0 {
+		return res, fmt.Errorf("no agreements")
+	}
+	terms := agreements.Data[0]
+	accts := make([]account, n)
+	errs := make(chan error, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				a, err := setupOne(ctx, c, runID, i, terms.Type, terms.Version, fund)
+				if err != nil {
+					errs <- fmt.Errorf("customer %d: %w", i, err)
+					continue
+				}
+				accts[i] = a
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return res, err
+	}
+	res.Accounts, res.TotalFunded, res.Fundings = accts, int64(n)*fund, n
+	return res, nil
+}
+
+func setupOne(ctx context.Context, c *client, runID string, i int, termsType, termsVersion string, fund int64) (account, error) {
+	body := map[string]any{
+		"customerType": "INDIVIDUAL", "fullName": fmt.Sprintf("Bench Customer %d", i), "birthDate": "1990-01-15",
+		"nationality": "US", "idType": "SSN", "identifier": "123-45-6789", "countryOfIssuance": "US",
+		"address": map[string]any{"line1": "1 Main St", "city": "Springfield", "state": "IL", "postalCode": "62701", "country": "US"},
+		"email":   fmt.Sprintf("bench%d@example.com", i), "phoneNumber": "+14155551234",
+		"agreementConsents": []any{map[string]any{"type": termsType, "acceptedAt": "2025-10-01T12:00:00Z",
+			"ipAddress": "198.51.100.24", "termsVersion": termsVersion, "acceptanceMethod": "CHECKBOX"}},
+	}
+	r, _, err := c.doRetry(ctx, "POST", "/customers", body, fmt.Sprintf("%s-customer-%d", runID, i))
+	if err != nil {
+		return account{}, err
+	}
+	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+		return account{}, fmt.Errorf("create: %d %s", r.Status, r.Body)
+	}
+	var cust struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(r.Body, &cust); err != nil {
+		return account{}, err
+	}
+	var list struct {
+		Data []struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+		} `json:"data"`
+	}
+	if err := c.must(ctx, "GET", "/customers/internal-accounts?currency=USD&customerId="+cust.ID, nil, http.StatusOK, &list); err != nil {
+		return account{}, err
+	}
+	a := account{CustomerID: cust.ID}
+	for _, x := range list.Data {
+		if x.Type != "RULE_BASED" {
+			a.AccountID = x.ID
+			break
+		}
+	}
+	if a.AccountID == "" {
+		return a, fmt.Errorf("customer %s has no USD account", cust.ID)
+	}
+	r, _, err = c.doRetry(ctx, "POST", "/sandbox/internal-accounts/"+a.AccountID+"/fund", map[string]any{"amount": fund},
+		fmt.Sprintf("%s-fund-%d", runID, i))
+	if err != nil {
+		return a, err
+	}
+	if r.Status != http.StatusOK {
+		return a, fmt.Errorf("fund: %d %s", r.Status, r.Body)
+	}
+	return a, nil
+}
+
+// ack is an acknowledged transfer: a 200 with a quote id.
+type ack struct {
+	Key           string
+	QuoteID       string
+	TransactionID string
+	Amount        int64
+}
+
+// loadResult is what the load loop observed.
+type loadResult struct {
+	Attempted  int64
+	Retries    int64
+	Unresolved int64
+	Elapsed    time.Duration
+	Latencies  []time.Duration
+	Errors     map[string]int
+	Acks       []ack
+	// Timeline is acknowledged transfers per second in each 5 s slice.
+	Timeline []float64
+}
+
+// runLoad makes transfers between random accounts at concurrency workers
+// for d. Every transfer has its own Idempotency-Key and is retried with it
+// until the answer is definitive (or grace after d has passed).
+func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64) loadResult {
+	var (
+		mu        sync.Mutex
+		res       = loadResult{Errors: map[string]int{}}
+		attempted atomic.Int64
+		retries   atomic.Int64
+		seq       atomic.Int64
+		acked     atomic.Int64
+	)
+	start := time.Now()
+	stopAt := start.Add(d)
+	hardCtx, cancel := context.WithDeadline(ctx, stopAt.Add(grace))
+	defer cancel()
+	tlDone := make(chan struct{})
+	go func() {
+		defer close(tlDone)
+		const slice = 5 * time.Second
+		last := int64(0)
+		for t := time.NewTicker(slice); ; {
+			select {
+			case <-hardCtx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			n := acked.Load()
+			mu.Lock()
+			res.Timeline = append(res.Timeline, float64(n-last)/slice.Seconds())
+			mu.Unlock()
+			last = n
+			if time.Now().After(stopAt) {
+				t.Stop()
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w)+1, uint64(start.UnixNano())))
+			var lat []time.Duration
+			var acks []ack
+			errs := map[string]int{}
+			unresolved := int64(0)
+			for time.Now().Before(stopAt) && ctx.Err() == nil {
+				i := rng.IntN(len(accts))
+				j := rng.IntN(len(accts) - 1)
+				if j >= i {
+					j++
+				}
+				amount := 1 + rng.Int64N(maxAmount)
+				key := fmt.Sprintf("%s-q-%d", runID, seq.Add(1))
+				body := map[string]any{
+					"source":             map[string]any{"sourceType": "ACCOUNT", "accountId": accts[i].AccountID},
+					"destination":        map[string]any{"destinationType": "ACCOUNT", "accountId": accts[j].AccountID},
+					"lockedCurrencySide": "SENDING", "lockedCurrencyAmount": amount, "immediatelyExecute": true,
+				}
+				attempted.Add(1)
+				t0 := time.Now()
+				r, n, err := c.doRetry(hardCtx, "POST", "/quotes", body, key)
+				el := time.Since(t0)
+				retries.Add(int64(n))
+				switch {
+				case err != nil:
+					unresolved++
+					errs["UNRESOLVED"]++
+				case r.Status == http.StatusOK:
+					var q struct {
+						ID            string `json:"id"`
+						TransactionID string `json:"transactionId"`
+					}
+					if json.Unmarshal(r.Body, &q) != nil || q.ID == "" {
+						errs["BAD_RESPONSE"]++
+						continue
+					}
+					acked.Add(1)
+					lat = append(lat, el)
+					acks = append(acks, ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: amount})
+				default:
+					errs[r.Code()]++
+				}
+			}
+			mu.Lock()
+			res.Latencies = append(res.Latencies, lat...)
+			res.Acks = append(res.Acks, acks...)
+			for k, v := range errs {
+				res.Errors[k] += v
+			}
+			res.Unresolved += unresolved
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	cancel()
+	<-tlDone
+	res.Attempted, res.Retries = attempted.Load(), retries.Load()
+	return res
+}

@@ -1,0 +1,361 @@
+// Command paymentsbench drives paymentsd's public HTTP API under load and
+// checks the ledger's invariants afterwards (issue 7).
+//
+//	paymentsbench -spawn -db sqlite:/tmp/bench.db -c 8 -d 30s -customers 200 -compare -json out.json
+//	paymentsbench -spawn -db postgres://postgres@127.0.0.1:5432/paymentsbench -crash-every 3s -d 75s
+//	paymentsbench -server http://127.0.0.1:8080 -token ID:SECRET -db sqlite:./data/payments.db
+//	paymentsbench seed -db URL -transactions 1000000   (multiply a run's transfers in SQL)
+//	paymentsbench reads -db URL                         (list and statement page latency, memory)
+//	paymentsbench audit -db URL                         (the database-side ledger invariants only)
+//
+// It creates customers with accepted terms and funded USD accounts, sets the
+// webhook endpoint to a no-op receiver on loopback, then runs C workers for
+// D, each making internal same-currency transfers (POST /quotes with
+// immediatelyExecute) with a fresh Idempotency-Key, retrying unknown
+// outcomes (network errors, 5xx, 429, OPERATION_IN_PROGRESS) with the same
+// key. It reports throughput, latency percentiles, errors by code and the
+// server's peak memory, then checks invariants through the API and in the
+// database, and exits 1 if one fails.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "seed" {
+		if err := seedMain(context.Background(), os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "paymentsbench seed:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "reads" {
+		if err := readsMain(context.Background(), os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "paymentsbench reads:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "audit" {
+		ok, err := auditMain(context.Background(), os.Args[2:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "paymentsbench audit:", err)
+			os.Exit(2)
+		}
+		if !ok {
+			os.Exit(1)
+		}
+		return
+	}
+	code, err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "paymentsbench:", err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+type options struct {
+	server, db, bin, token, jsonOut, pgAdmin, logFile string
+	spawn, check, compare, compareAll, reset, reads   bool
+	customers, concurrency, sample                    int
+	duration, crashEvery, grace                       time.Duration
+	fund, maxAmount                                   int64
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("paymentsbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.server, "server", "", "drive a running server at this URL (http://host:port)")
+	fs.BoolVar(&o.spawn, "spawn", false, "build and start paymentsd on -db (implied by -crash-every)")
+	fs.StringVar(&o.db, "db", "", "database: sqlite:PATH or postgres://… (spawn: the server's; always: the one the invariants read)")
+	fs.StringVar(&o.bin, "bin", "", "paymentsd binary to spawn (default: go build ./cmd/paymentsd)")
+	fs.StringVar(&o.token, "token", os.Getenv("PAYMENTS_SANDBOX_TOKEN"), "sandbox credentials id:secret ($PAYMENTS_SANDBOX_TOKEN; spawn: made up)")
+	fs.BoolVar(&o.reset, "reset", true, "spawn: start from an empty database (removes the SQLite file, recreates the PostgreSQL database)")
+	fs.StringVar(&o.logFile, "server-log", "", "spawn: write the server's output here (default: a temporary file)")
+	fs.IntVar(&o.customers, "customers", 100, "customers (funded accounts) to create")
+	fs.IntVar(&o.concurrency, "c", 8, "concurrent clients")
+	fs.DurationVar(&o.duration, "d", 30*time.Second, "load duration")
+	fs.DurationVar(&o.grace, "grace", 60*time.Second, "how long after -d unresolved requests keep being retried")
+	fs.Int64Var(&o.fund, "fund", 100_000_000, "amount each account is funded with (cents)")
+	fs.Int64Var(&o.maxAmount, "max-amount", 1000, "transfer amounts are uniform in 1..max-amount (cents)")
+	fs.BoolVar(&o.check, "check", true, "check invariants after the run")
+	fs.IntVar(&o.sample, "check-sample", 500, "acknowledged transactions read back through the API (all are checked in the database)")
+	fs.DurationVar(&o.crashEvery, "crash-every", 0, "crash mode: SIGKILL and restart the spawned server at this interval")
+	fs.BoolVar(&o.compare, "compare", false, "run the baseline of the engine (pgbench tpcb-like or a plain SQLite loop) at the same concurrency and duration")
+	fs.BoolVar(&o.compareAll, "compare-all", false, "with -compare, run both baselines")
+	fs.StringVar(&o.pgAdmin, "pg-admin", "postgres://postgres@127.0.0.1:5432/postgres", "PostgreSQL maintenance database (to create pgbench's and spawn's databases)")
+	fs.BoolVar(&o.reads, "reads", true, "after the run, measure GET /transactions and balance-changes page latency")
+	fs.StringVar(&o.jsonOut, "json", "", "also write the report as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.crashEvery > 0 {
+		o.spawn = true
+	}
+	switch {
+	case o.spawn && o.server != "":
+		return o, errors.New("-server and -spawn exclude each other")
+	case !o.spawn && o.server == "":
+		return o, errors.New("need -server URL or -spawn")
+	case o.spawn && o.db == "":
+		return o, errors.New("-spawn needs -db")
+	case o.customers < 2:
+		return o, errors.New("-customers must be at least 2")
+	case o.concurrency < 1:
+		return o, errors.New("-c must be at least 1")
+	}
+	if o.spawn && o.token == "" {
+		o.token = "bench-" + randHex(4) + ":" + randHex(16)
+	}
+	if o.token == "" {
+		return o, errors.New("-token (or PAYMENTS_SANDBOX_TOKEN) is required with -server")
+	}
+	return o, nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func engineOf(dbURL string) string {
+	if strings.HasPrefix(dbURL, "sqlite:") {
+		return "sqlite"
+	}
+	if dbURL == "" {
+		return "unknown"
+	}
+	return "postgres"
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2, err
+	}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}
+	rep := &Report{Engine: engineOf(o.db), Database: redact(o.db), Concurrency: o.concurrency, Customers: o.customers,
+		Extra: map[string]any{}}
+	runID := "bench-" + randHex(6)
+
+	// The server.
+	var srv *server
+	serverURL := o.server
+	if o.spawn {
+		tmp, err := os.MkdirTemp("", "paymentsbench-")
+		if err != nil {
+			return 2, err
+		}
+		defer os.RemoveAll(tmp)
+		bin := o.bin
+		if bin == "" {
+			logf("building paymentsd")
+			if bin, err = buildServer(ctx, tmp); err != nil {
+				return 2, err
+			}
+		}
+		if o.reset {
+			if err := resetDatabase(ctx, o.db, o.pgAdmin); err != nil {
+				return 2, fmt.Errorf("reset %s: %w", redact(o.db), err)
+			}
+		}
+		logPath := o.logFile
+		if logPath == "" {
+			logPath = filepath.Join(tmp, "paymentsd.log")
+		}
+		lf, err := os.Create(logPath)
+		if err != nil {
+			return 2, err
+		}
+		defer lf.Close()
+		addr, err := freeAddr()
+		if err != nil {
+			return 2, err
+		}
+		srv = &server{bin: bin, dbURL: o.db, creds: o.token, addr: addr, logw: lf}
+		if err := srv.start(ctx); err != nil {
+			return 2, err
+		}
+		defer srv.stop()
+		serverURL = srv.URL()
+		logf("paymentsd pid %d on %s, database %s", srv.cmd.Process.Pid, addr, redact(o.db))
+	}
+	c := newClient(serverURL, o.token, o.concurrency+4)
+
+	hook, stopHook, err := webhookSink()
+	if err != nil {
+		return 2, err
+	}
+	defer stopHook()
+
+	logf("setup: %d customers, %d cents each", o.customers, o.fund)
+	setupStart := time.Now()
+	s, err := setup(ctx, c, runID, hook, o.customers, min(o.concurrency, 8), o.fund)
+	if err != nil {
+		return 2, fmt.Errorf("setup: %w", err)
+	}
+	logf("setup done in %s", time.Since(setupStart).Round(time.Millisecond))
+
+	// Load (and crashes).
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	var peakFromMetrics func() int64
+	if srv == nil {
+		peakFromMetrics = metricsPeakRSS(loadCtx, serverURL)
+	}
+	killsc := make(chan int, 1)
+	crashCtx, stopCrash := context.WithTimeout(ctx, o.duration)
+	defer stopCrash()
+	if o.crashEvery > 0 {
+		go func() { killsc <- srv.crashLoop(crashCtx, o.crashEvery, logf) }()
+	} else {
+		killsc <- 0
+	}
+	logf("load: %d clients for %s", o.concurrency, o.duration)
+	loadStart := time.Now().Add(-time.Second)
+	pgBefore, havePg := readPgCounters(ctx, o.db)
+	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount)
+	stopCrash()
+	rep.Kills = <-killsc
+	loadEnd := time.Now()
+	if havePg {
+		time.Sleep(1100 * time.Millisecond) // pg_stat flush
+		if pgAfter, ok := readPgCounters(ctx, o.db); ok {
+			rep.PGPerTransfer = perTransfer(pgBefore, pgAfter, int64(len(lr.Acks)))
+		}
+	}
+	logf("load done: %d acknowledged in %s", len(lr.Acks), lr.Elapsed.Round(time.Millisecond))
+
+	rep.Duration = lr.Elapsed.Seconds()
+	rep.Attempted, rep.Acked, rep.Retries, rep.Unresolved = lr.Attempted, int64(len(lr.Acks)), lr.Retries, lr.Unresolved
+	rep.Throughput = float64(len(lr.Acks)) / lr.Elapsed.Seconds()
+	rep.Latency = Summarise(lr.Latencies)
+	rep.Errors = lr.Errors
+	rep.Timeline = lr.Timeline
+
+	if o.reads {
+		rr, err := measureReads(ctx, c, s, 50)
+		if err != nil {
+			logf("read latency: %v", err)
+		} else {
+			rep.Reads = &rr
+		}
+	}
+	if srv != nil {
+		rep.PeakRSS, rep.PeakRSSFrom = srv.PeakRSS(), "VmHWM of the spawned process (max over restarts)"
+	}
+	stopLoad()
+	if peakFromMetrics != nil {
+		rep.PeakRSS, rep.PeakRSSFrom = peakFromMetrics(), "max of process_resident_memory_bytes sampled each second"
+	}
+
+	if o.check {
+		// Statements are available once the window is 5 s (sandbox
+		// settlement delay) in the past.
+		end := loadEnd.Add(time.Second)
+		if wait := time.Until(end.Add(5500 * time.Millisecond)); wait > 0 {
+			time.Sleep(wait)
+		}
+		logf("checking invariants")
+		rep.Checks = append(rep.Checks, apiChecks(ctx, c, s, lr.Acks, o.sample, [2]time.Time{setupStart.Add(-time.Second), end})...)
+		if o.db != "" {
+			rep.Checks = append(rep.Checks, dbChecks(ctx, o.db, s, lr, runID, loadStart)...)
+		} else {
+			rep.Checks = append(rep.Checks, CheckResult{Name: "db checks", Detail: "skipped: no -db given"})
+		}
+	}
+	if srv != nil {
+		srv.stop()
+	}
+	if o.compare {
+		rep.Compare = compare(ctx, o, rep, logf)
+	}
+	rep.WriteText(stdout)
+	if o.jsonOut != "" {
+		f, err := os.Create(o.jsonOut)
+		if err != nil {
+			return 2, err
+		}
+		if err := rep.WriteJSON(f); err != nil {
+			f.Close()
+			return 2, err
+		}
+		if err := f.Close(); err != nil {
+			return 2, err
+		}
+	}
+	if rep.Failed() {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// dbChecks runs every database-side invariant.
+func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, runID string, since time.Time) []CheckResult {
+	fail := func(err error) []CheckResult { return []CheckResult{{Name: "db: open", Detail: err.Error()}} }
+	db, engine, err := openSQL(dbURL)
+	if err != nil {
+		return fail(err)
+	}
+	defer db.Close()
+	chk, err := newDBChecker(ctx, db, engine)
+	if err != nil {
+		return fail(err)
+	}
+	out := chk.LedgerChecks(ctx)
+	ids := make([]string, len(s.Accounts))
+	for i, a := range s.Accounts {
+		ids[i] = a.AccountID
+	}
+	total, err := chk.AccountsTotal(ctx, ids)
+	r := CheckResult{Name: fmt.Sprintf("db: sum of the run's %d balances == total funded %d", len(ids), s.TotalFunded)}
+	switch {
+	case err != nil:
+		r.Detail = err.Error()
+	case total != s.TotalFunded:
+		r.Detail = fmt.Sprintf("sum is %d (%+d)", total, total-s.TotalFunded)
+	default:
+		r.Pass = true
+	}
+	out = append(out, r)
+	keys, err := chk.IdempotencyRecords(ctx, runID+"-q-")
+	if err != nil {
+		return append(out, CheckResult{Name: "db: idempotency keys", Detail: err.Error()})
+	}
+	quotes, err := chk.QuotesSince(ctx, since)
+	if err != nil {
+		return append(out, CheckResult{Name: "db: quotes", Detail: err.Error()})
+	}
+	outgoing, status, err := chk.OutgoingByQuote(ctx, since)
+	if err != nil {
+		return append(out, CheckResult{Name: "db: transactions", Detail: err.Error()})
+	}
+	return append(out, checkEffects(lr.Acks, lr.Unresolved, keys, quotes, outgoing, status)...)
+}
+
+func redact(u string) string {
+	at := strings.Index(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return u
+	}
+	if user, _, ok := strings.Cut(u[scheme+3:at], ":"); ok {
+		return u[:scheme+3] + user + ":***" + u[at:]
+	}
+	return u
+}

@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// seedMain multiplies the transfers a real run made until the database
+// holds about -transactions transactions, directly in SQL:
+//
+//	paymentsbench seed -db URL -transactions 1000000
+//
+// Each template is an internal transfer made through the API (its ledger
+// transfer, postings, both transactions and its quote). Clone g gets ids
+// suffixed ".g", times moved g steps into the past (over -span), and its
+// postings negated when g is odd; the number of clones is even, so every
+// balance is unchanged and still equals its postings, every cloned transfer
+// still sums to zero, and the ledger audits. Events and webhook rows are
+// not cloned.
+func seedMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("paymentsbench seed", flag.ContinueOnError)
+	dbURL := fs.String("db", "", "database: sqlite:PATH or postgres://… (made by a run of paymentsbench)")
+	target := fs.Int64("transactions", 1_000_000, "transactions the database should hold")
+	span := fs.Duration("span", 30*24*time.Hour, "clones' created_at spread over this long before the templates")
+	withQuotes := fs.Bool("quotes", true, "clone the quotes too")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dbURL == "" {
+		return errors.New("-db is required")
+	}
+	db, engine, err := openSQL(*dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	var have, templates int64
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM transactions").Scan(&have); err != nil {
+		return err
+	}
+	// Templates: ledger transfers of executed quotes (not the fundings,
+	// which are not seeded again).
+	if _, err := db.ExecContext(ctx, `CREATE TEMPORARY TABLE seed_templates AS
+		SELECT t.ledger_transfer_id AS ltid FROM transactions t
+		WHERE t.transaction_type = 'OUTGOING' AND t.quote_id <> '' AND t.status = 'COMPLETED' AND t.ledger_transfer_id <> ''`); err != nil {
+		return err
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM seed_templates").Scan(&templates); err != nil {
+		return err
+	}
+	if templates == 0 {
+		return errors.New("no completed quote transfers to use as templates: run paymentsbench on this database first")
+	}
+	var perTemplate int64
+	if err := db.QueryRowContext(ctx, rebind(engine, `SELECT COUNT(*) FROM transactions WHERE ledger_transfer_id IN (SELECT ltid FROM seed_templates)`)).Scan(&perTemplate); err != nil {
+		return err
+	}
+	rowsPerClone := perTemplate // transactions added per clone of every template
+	k := int64(0)
+	if *target > have {
+		k = (*target - have + rowsPerClone - 1) / rowsPerClone
+	}
+	if k%2 == 1 {
+		k++
+	}
+	fmt.Printf("database has %d transactions; %d templates (%d transactions each clone); %d clones of each\n",
+		have, templates, rowsPerClone, k)
+	if k == 0 {
+		return nil
+	}
+	step := span.Microseconds() / k
+	// The numbers 1..k.
+	if _, err := db.ExecContext(ctx, "CREATE TEMPORARY TABLE seed_g (g BIGINT PRIMARY KEY)"); err != nil {
+		return err
+	}
+	if engine == "postgres" {
+		_, err = db.ExecContext(ctx, "INSERT INTO seed_g SELECT generate_series(1, $1::bigint)", k)
+	} else {
+		_, err = db.ExecContext(ctx, "WITH RECURSIVE n(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM n WHERE g < ?) INSERT INTO seed_g SELECT g FROM n", k)
+	}
+	if err != nil {
+		return err
+	}
+	cols := func(table string) ([]string, error) {
+		q := "SELECT name FROM pragma_table_info('" + table + "') ORDER BY cid"
+		if engine == "postgres" {
+			q = "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '" + table + "' ORDER BY ordinal_position"
+		}
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		return out, rows.Err()
+	}
+	suffix := "'.' || CAST(g AS TEXT)"
+	shift := fmt.Sprintf("- g * %d", step)
+	// clone copies rows of table selected by where, replacing the columns
+	// in repl (a column's SQL expression over the row and g).
+	clone := func(table, where string, repl map[string]string) error {
+		cs, err := cols(table)
+		if err != nil {
+			return err
+		}
+		sel := make([]string, len(cs))
+		for i, c := range cs {
+			if e, ok := repl[c]; ok {
+				sel[i] = e
+			} else {
+				sel[i] = "x." + c
+			}
+		}
+		q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s x CROSS JOIN seed_g WHERE %s",
+			table, strings.Join(cs, ", "), strings.Join(sel, ", "), table, where)
+		t0 := time.Now()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, q)
+		if err != nil {
+			tx.Rollback() //nolint:errcheck
+			return fmt.Errorf("%s: %w", table, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		fmt.Printf("  %s: %d rows in %s\n", table, n, time.Since(t0).Round(time.Millisecond))
+		return nil
+	}
+	if err := clone("ledger_transfers", "x.id IN (SELECT ltid FROM seed_templates)", map[string]string{
+		"id": "x.id || " + suffix, "reference": "CASE WHEN x.reference <> '' THEN x.reference || " + suffix + " ELSE '' END",
+		"created_at": "x.created_at " + shift,
+	}); err != nil {
+		return err
+	}
+	if err := clone("ledger_postings", "x.transfer_id IN (SELECT ltid FROM seed_templates)", map[string]string{
+		"id": "x.id || " + suffix, "transfer_id": "x.transfer_id || " + suffix,
+		"amount": "CASE WHEN g % 2 = 1 THEN -x.amount ELSE x.amount END", "created_at": "x.created_at " + shift,
+	}); err != nil {
+		return err
+	}
+	if err := clone("transactions", "x.ledger_transfer_id IN (SELECT ltid FROM seed_templates)", map[string]string{
+		"id": "x.id || " + suffix, "ledger_transfer_id": "x.ledger_transfer_id || " + suffix,
+		"quote_id":   "CASE WHEN x.quote_id <> '' THEN x.quote_id || " + suffix + " ELSE '' END",
+		"created_at": "x.created_at " + shift, "updated_at": "x.updated_at " + shift,
+		"settled_at": "x.settled_at " + shift,
+	}); err != nil {
+		return err
+	}
+	if *withQuotes {
+		if err := clone("quotes", "x.transaction_id IN (SELECT id FROM transactions WHERE ledger_transfer_id IN (SELECT ltid FROM seed_templates))", map[string]string{
+			"id": "x.id || " + suffix, "transaction_id": "x.transaction_id || " + suffix,
+			"created_at": "x.created_at " + shift, "updated_at": "x.updated_at " + shift,
+			"expires_at": "x.expires_at " + shift, "executed_at": "x.executed_at " + shift,
+		}); err != nil {
+			return err
+		}
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+		return err
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM transactions").Scan(&have); err != nil {
+		return err
+	}
+	fmt.Printf("database now has %d transactions (seeded in %s)\n", have, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// readsMain spawns paymentsd on an existing database and times the first
+// pages of GET /transactions and of the busiest account's balance changes.
+//
+//	paymentsbench reads -db URL [-n 200] [-json FILE]
+func readsMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("paymentsbench reads", flag.ContinueOnError)
+	dbURL := fs.String("db", "", "database: sqlite:PATH or postgres://…")
+	bin := fs.String("bin", "", "paymentsd binary (default: go build ./cmd/paymentsd)")
+	n := fs.Int("n", 200, "requests of each kind")
+	jsonOut := fs.String("json", "", "write the result as JSON here")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dbURL == "" {
+		return errors.New("-db is required")
+	}
+	db, engine, err := openSQL(*dbURL)
+	if err != nil {
+		return err
+	}
+	var acct string
+	var postings, txns int64
+	err = db.QueryRowContext(ctx, `SELECT ia.id, COUNT(*) FROM internal_accounts ia JOIN ledger_postings p ON p.account_id = ia.ledger_account_id
+		GROUP BY ia.id ORDER BY COUNT(*) DESC LIMIT 1`).Scan(&acct, &postings)
+	if err == nil {
+		err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM transactions").Scan(&txns)
+	}
+	db.Close()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "paymentsbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if *bin == "" {
+		if *bin, err = buildServer(ctx, tmp); err != nil {
+			return err
+		}
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	lf, err := os.Create(filepath.Join(tmp, "paymentsd.log"))
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	creds := "reads-" + randHex(4) + ":" + randHex(16)
+	srv := &server{bin: *bin, dbURL: *dbURL, creds: creds, addr: addr, logw: lf}
+	startAt := time.Now()
+	if err := srv.start(ctx); err != nil {
+		return err
+	}
+	defer srv.stop()
+	ready := time.Since(startAt)
+	time.Sleep(300 * time.Millisecond) // let the RSS sampler see the started process
+	c := newClient(srv.URL(), creds, 4)
+	type result struct {
+		Engine            string  `json:"engine"`
+		Transactions      int64   `json:"transactions"`
+		AccountPostings   int64   `json:"accountPostings"`
+		StartupSeconds    float64 `json:"startupSeconds"`
+		ListFirstPage     Latency `json:"listTransactionsFirstPage"`
+		ListSecondPage    Latency `json:"listTransactionsSecondPage"`
+		ListByAccount     Latency `json:"listTransactionsByCustomerFirstPage"`
+		StatementAllTime  Latency `json:"balanceChangesAllTimeFirstPage"`
+		StatementOneDay   Latency `json:"balanceChangesLastDayFirstPage"`
+		PeakRSSBytes      int64   `json:"serverPeakRssBytes"`
+		PeakRSSIdleBytes  int64   `json:"serverPeakRssAfterStartBytes"`
+		TotalCountMatches bool    `json:"totalCountMatches"`
+	}
+	r := result{Engine: engine, Transactions: txns, AccountPostings: postings, StartupSeconds: ready.Seconds(), PeakRSSIdleBytes: srv.PeakRSS()}
+	var custID string
+	// Warm up (and check the account answers).
+	if err := c.must(ctx, "GET", "/internal-accounts/"+acct+"/balance-changes?"+url.Values{
+		"startDate": {"2020-01-01T00:00:00Z"}, "endDate": {"2020-01-02T00:00:00Z"}}.Encode(), nil, http.StatusOK, nil); err != nil {
+		return err
+	}
+	var first struct {
+		TotalCount int64  `json:"totalCount"`
+		NextCursor string `json:"nextCursor"`
+		Data       []struct {
+			CustomerID string `json:"customerId"`
+		} `json:"data"`
+	}
+	if err := c.must(ctx, "GET", "/transactions?limit=20", nil, http.StatusOK, &first); err != nil {
+		return err
+	}
+	r.TotalCountMatches = first.TotalCount == txns
+	for _, d := range first.Data {
+		if d.CustomerID != "" {
+			custID = d.CustomerID
+			break
+		}
+	}
+	end := time.Now().Add(-6 * time.Second).UTC()
+	timeIt := func(path string) (Latency, error) {
+		ds := make([]time.Duration, 0, *n)
+		for i := 0; i < *n; i++ {
+			t0 := time.Now()
+			if err := c.must(ctx, "GET", path, nil, http.StatusOK, nil); err != nil {
+				return Latency{}, err
+			}
+			ds = append(ds, time.Since(t0))
+		}
+		return Summarise(ds), nil
+	}
+	if r.ListFirstPage, err = timeIt("/transactions?limit=20"); err != nil {
+		return err
+	}
+	if r.ListSecondPage, err = timeIt("/transactions?limit=20&cursor=" + url.QueryEscape(first.NextCursor)); err != nil {
+		return err
+	}
+	if custID != "" {
+		if r.ListByAccount, err = timeIt("/transactions?limit=20&customerId=" + custID); err != nil {
+			return err
+		}
+	}
+	if r.StatementAllTime, err = timeIt("/internal-accounts/" + acct + "/balance-changes?" + url.Values{
+		"startDate": {"2020-01-01T00:00:00Z"}, "endDate": {end.Format(time.RFC3339Nano)}, "limit": {"20"}}.Encode()); err != nil {
+		return err
+	}
+	if r.StatementOneDay, err = timeIt("/internal-accounts/" + acct + "/balance-changes?" + url.Values{
+		"startDate": {end.Add(-24 * time.Hour).Format(time.RFC3339Nano)}, "endDate": {end.Format(time.RFC3339Nano)}, "limit": {"20"}}.Encode()); err != nil {
+		return err
+	}
+	r.PeakRSSBytes = srv.PeakRSS()
+	fmt.Printf("%s: %d transactions; busiest account %d postings; ready in %.1fs\n", engine, txns, postings, r.StartupSeconds)
+	p := func(name string, l Latency) {
+		fmt.Printf("  %-48s p50 %7.2f  p95 %7.2f  p99 %7.2f ms\n", name, l.P50, l.P95, l.P99)
+	}
+	p("GET /transactions?limit=20 (first page)", r.ListFirstPage)
+	p("GET /transactions?limit=20&cursor= (second page)", r.ListSecondPage)
+	p("GET /transactions?limit=20&customerId=", r.ListByAccount)
+	p("balance-changes, all time, limit 20", r.StatementAllTime)
+	p("balance-changes, last 24 h, limit 20", r.StatementOneDay)
+	fmt.Printf("  totalCount matches: %v; server peak RSS %.1f MiB (%.1f MiB after start)\n",
+		r.TotalCountMatches, float64(r.PeakRSSBytes)/(1<<20), float64(r.PeakRSSIdleBytes)/(1<<20))
+	if *jsonOut != "" {
+		rep := &Report{Engine: engine, Extra: map[string]any{"reads": r}}
+		f, err := os.Create(*jsonOut)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return rep.WriteJSON(f)
+	}
+	return nil
+}
+
+// auditMain runs the database-side ledger invariants on any database:
+//
+//	paymentsbench audit -db URL
+func auditMain(ctx context.Context, args []string) (bool, error) {
+	fs := flag.NewFlagSet("paymentsbench audit", flag.ContinueOnError)
+	dbURL := fs.String("db", "", "database: sqlite:PATH or postgres://…")
+	if err := fs.Parse(args); err != nil {
+		return false, err
+	}
+	db, engine, err := openSQL(*dbURL)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	chk, err := newDBChecker(ctx, db, engine)
+	if err != nil {
+		return false, err
+	}
+	r := &Report{Engine: engine, Checks: chk.LedgerChecks(ctx)}
+	for _, c := range r.Checks {
+		status := "PASS"
+		if !c.Pass {
+			status = "FAIL"
+		}
+		fmt.Printf("%s %s %s\n", status, c.Name, c.Detail)
+	}
+	return !r.Failed(), nil
+}

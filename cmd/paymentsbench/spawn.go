@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// server is a paymentsd process the tool started (spawn mode).
+type server struct {
+	bin, dbURL, creds, addr string
+	logw                    io.Writer
+	extraArgs               []string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{}
+	peakRSS int64 // max VmHWM over every incarnation, bytes
+	starts  int
+}
+
+// buildServer compiles ./cmd/paymentsd into dir and returns the binary.
+func buildServer(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "paymentsd")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/paymentsd")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/paymentsd: %w", err)
+	}
+	return bin, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func (s *server) URL() string { return "http://" + s.addr }
+
+// start launches the process and waits until it is ready.
+func (s *server) start(ctx context.Context) error {
+	args := append([]string{"serve", "-addr", s.addr, "-database-url", s.dbURL, "-rate-limit", "-1", // 0 means the default (100/s) in httpapi.New
+		"-log-level", "warn", "-shutdown-timeout", "1s"}, s.extraArgs...)
+	cmd := exec.Command(s.bin, args...)
+	cmd.Env = append(os.Environ(), "PAYMENTS_SANDBOX_TOKEN="+s.creds, "PAYMENTS_DATABASE_URL="+s.dbURL)
+	cmd.Stdout, cmd.Stderr = s.logw, s.logw
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.starts++
+	s.mu.Unlock()
+	go s.sampleRSS(cmd.Process.Pid, done)
+	deadline := time.Now().Add(60 * time.Second)
+	hc := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return fmt.Errorf("paymentsd exited during start")
+		case <-ctx.Done():
+			s.kill()
+			return ctx.Err()
+		default:
+		}
+		resp, err := hc.Get(s.URL() + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.kill()
+	return fmt.Errorf("paymentsd not ready after 60s")
+}
+
+// sampleRSS records the process's VmHWM until it exits.
+func (s *server) sampleRSS(pid int, done chan struct{}) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if v, err := readVmHWM(pid); err == nil {
+			s.mu.Lock()
+			if v > s.peakRSS {
+				s.peakRSS = v
+			}
+			s.mu.Unlock()
+		}
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// readVmHWM reads a process's peak resident set size in bytes.
+func readVmHWM(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseVmHWM(f)
+}
+
+// parseVmHWM finds "VmHWM: N kB" in a /proc/PID/status text.
+func parseVmHWM(r io.Reader) (int64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM line")
+}
+
+// kill sends SIGKILL and waits for the process to go.
+func (s *server) kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+}
+
+// stop asks the process to shut down (SIGTERM) and waits.
+func (s *server) stop() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+	}
+}
+
+// PeakRSS is the largest VmHWM seen.
+func (s *server) PeakRSS() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peakRSS
+}
+
+// crashLoop SIGKILLs the server every interval and restarts it on the same
+// database until ctx ends; it returns the number of kills.
+func (s *server) crashLoop(ctx context.Context, every time.Duration, logf func(string, ...any)) int {
+	kills := 0
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return kills
+		case <-t.C:
+		}
+		s.kill()
+		kills++
+		for {
+			err := s.start(context.Background())
+			if err == nil {
+				break
+			}
+			logf("restart after kill %d: %v; retrying", kills, err)
+			s.kill()
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// metricsPeakRSS samples process_resident_memory_bytes from /metrics until
+// ctx ends and returns the largest value (drive-a-running-server mode).
+func metricsPeakRSS(ctx context.Context, serverURL string) func() int64 {
+	var mu sync.Mutex
+	var peak int64
+	go func() {
+		hc := &http.Client{Timeout: 2 * time.Second}
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			if resp, err := hc.Get(serverURL + "/metrics"); err == nil {
+				v := parseProcessRSS(resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				if v > peak {
+					peak = v
+				}
+				mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 { mu.Lock(); defer mu.Unlock(); return peak }
+}
+
+// parseProcessRSS reads process_resident_memory_bytes from a Prometheus
+// text exposition.
+func parseProcessRSS(r io.Reader) int64 {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err == nil {
+				return int64(f)
+			}
+		}
+	}
+	return 0
+}

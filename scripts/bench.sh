@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Reproduces the runs documented in docs/benchmarks.md.
+#
+#   scripts/bench.sh [all|load|crash|scale]     (default: all)
+#
+# Needs Go, a local PostgreSQL that takes postgres://postgres@127.0.0.1:5432
+# (trust auth; override with PG=...), and pgbench on PATH. Results (text and
+# JSON) go to $OUT (default ./bench-results). The PostgreSQL databases
+# paymentsbench, paymentsbench_crash, paymentsbench_scale and
+# paymentsbench_pgbench are dropped and recreated.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG=${PG:-postgres://postgres@127.0.0.1:5432}
+OUT=${OUT:-./bench-results}
+C=${C:-8}
+D=${D:-60s}
+WHAT=${1:-all}
+mkdir -p "$OUT"
+BIN=$(mktemp -d)
+trap 'rm -rf "$BIN"' EXIT
+go build -o "$BIN/paymentsd" ./cmd/paymentsd
+go build -o "$BIN/paymentsbench" ./cmd/paymentsbench
+PB=("$BIN/paymentsbench" -bin "$BIN/paymentsd" -pg-admin "$PG/postgres")
+
+machine() {
+	{
+		echo "nproc: $(nproc)"
+		grep MemTotal /proc/meminfo
+		uname -sr
+		go version
+		psql "$PG/postgres" -Atc 'SHOW server_version' | sed 's/^/postgres: /'
+		pgbench --version
+	} | tee "$OUT/machine.txt"
+}
+
+load() {
+	# Throughput and latency at concurrency $C, side by side with the baseline.
+	"${PB[@]}" -spawn -db "sqlite:$OUT/sqlite/bench.db" -customers 200 -c "$C" -d "$D" -compare \
+		-json "$OUT/sqlite.json" | tee "$OUT/sqlite.txt"
+	"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$C" -d "$D" -compare \
+		-json "$OUT/postgres.json" | tee "$OUT/postgres.txt"
+}
+
+crash() {
+	# SIGKILL every 3 s for 75 s (25 kills), same keys on retry, invariants after.
+	"${PB[@]}" -spawn -db "sqlite:$OUT/crash/bench.db" -customers 50 -c "$C" -d 75s -crash-every 3s -grace 180s \
+		-json "$OUT/crash-sqlite.json" | tee "$OUT/crash-sqlite.txt"
+	"${PB[@]}" -spawn -db "$PG/paymentsbench_crash" -customers 50 -c "$C" -d 75s -crash-every 3s -grace 180s \
+		-json "$OUT/crash-postgres.json" | tee "$OUT/crash-postgres.txt"
+}
+
+scale() {
+	# Read latency and memory at 10k and at 1M transactions: a short real run
+	# makes templates, seed multiplies them in the database, audit re-checks the
+	# ledger, reads measures; then 30 s of transfers on the 1M database.
+	for db in "$PG/paymentsbench_scale" "sqlite:$OUT/scale/bench.db"; do
+		e=${db%%:*}
+		for n in 10000 1000000; do
+			"${PB[@]}" -spawn -db "$db" -customers 20 -c "$C" -d 5s -reads=false \
+				-json "$OUT/scale-$e-$n-setup.json" >/dev/null
+			"$BIN/paymentsbench" seed -db "$db" -transactions "$n" | tee "$OUT/scale-$e-$n-seed.txt"
+			"$BIN/paymentsbench" audit -db "$db" | tee -a "$OUT/scale-$e-$n-seed.txt"
+			"$BIN/paymentsbench" reads -bin "$BIN/paymentsd" -db "$db" -n 200 \
+				-json "$OUT/scale-$e-$n.json" | tee "$OUT/scale-$e-$n.txt"
+		done
+		"${PB[@]}" -spawn -reset=false -db "$db" -customers 20 -c "$C" -d 30s \
+			-json "$OUT/scale-$e-1000000-load.json" | tee "$OUT/scale-$e-1000000-load.txt"
+	done
+}
+
+case "$WHAT" in
+all) machine; load; crash; scale ;;
+load) machine; load ;;
+crash) crash ;;
+scale) scale ;;
+*) echo "usage: $0 [all|load|crash|scale]" >&2; exit 2 ;;
+esac
