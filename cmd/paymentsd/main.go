@@ -143,6 +143,15 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	return s, nil
 }
 
+// rateLimitOption maps the flag to httpapi.Options: the flag documents "0 or
+// less disables", while the zero Options value means "the default".
+func rateLimitOption(flag float64) float64 {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
+}
+
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
@@ -196,7 +205,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: cfg.rateLimit,
+	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
 		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL})
 	if err != nil {
 		return err
