@@ -68,21 +68,9 @@ func (h *accountHandlers) list(platform bool) handlerFunc {
 			Platform: platform,
 			Type:     queryEnum(&f, q, "type", accounts.Types),
 		}
-		if c := q.Get("currency"); c != "" {
-			if !currencyCodeRE.MatchString(c) {
-				f.Add("currency", apierr.Pattern, "must be a currency code such as USD")
-			}
-			filter.Currency = c
-		}
-		scope := "customer-internal-accounts"
-		if platform {
-			scope = "platform-internal-accounts"
-			if _, ok := q["customerId"]; ok {
-				f.Add("customerId", apierr.AdditionalProperties, "platform accounts belong to no customer; list customers' accounts under /customers/internal-accounts")
-			}
-		} else {
-			filter.CustomerID = q.Get("customerId")
-		}
+		filter.Currency = queryCurrency(&f, q)
+		scope, customerID := ownerListScope(&f, q, platform, "internal-accounts")
+		filter.CustomerID = customerID
 		pr, perr := h.s.cursors.Parse(q, page.Scope(scope, q))
 		if err := apierr.MergeFields(f.Err(), perr); err != nil {
 			return err

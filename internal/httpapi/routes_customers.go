@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,23 +117,6 @@ func (h *customerHandlers) delete(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusOK, c)
 	return nil
-}
-
-// queryEnum reads an optional query parameter that must be one of allowed.
-func queryEnum(f *apierr.Fields, q map[string][]string, name string, allowed []string) string {
-	v := first(q, name)
-	if v != "" && !slices.Contains(allowed, v) {
-		f.Add(name, apierr.Enum, "must be one of %s", strings.Join(allowed, ", "))
-		return ""
-	}
-	return v
-}
-
-func first(q map[string][]string, name string) string {
-	if vals := q[name]; len(vals) > 0 {
-		return vals[0]
-	}
-	return ""
 }
 
 func (h *customerHandlers) list(w http.ResponseWriter, r *http.Request) error {

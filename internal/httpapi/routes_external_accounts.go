@@ -5,7 +5,6 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -106,8 +105,6 @@ func (h *externalAccountHandlers) createPlatform(w http.ResponseWriter, r *http.
 	return nil
 }
 
-var currencyCodeRE = regexp.MustCompile(`^[A-Z]{3,5}$`)
-
 func (h *externalAccountHandlers) list(platform bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
@@ -117,21 +114,9 @@ func (h *externalAccountHandlers) list(platform bool) handlerFunc {
 			AccountType: queryEnum(&f, q, "accountType", externalaccounts.AccountTypes()),
 			Status:      queryEnum(&f, q, "status", externalaccounts.Statuses),
 		}
-		if c := q.Get("currency"); c != "" {
-			if !currencyCodeRE.MatchString(c) {
-				f.Add("currency", apierr.Pattern, "must be a currency code such as USD")
-			}
-			filter.Currency = c
-		}
-		scope := "customer-external-accounts"
-		if platform {
-			scope = "platform-external-accounts"
-			if _, ok := q["customerId"]; ok {
-				f.Add("customerId", apierr.AdditionalProperties, "platform accounts belong to no customer; list customers' accounts under /customers/external-accounts")
-			}
-		} else {
-			filter.CustomerID = q.Get("customerId")
-		}
+		filter.Currency = queryCurrency(&f, q)
+		scope, customerID := ownerListScope(&f, q, platform, "external-accounts")
+		filter.CustomerID = customerID
 		pr, perr := h.s.cursors.Parse(q, page.Scope(scope, q))
 		if err := apierr.MergeFields(f.Err(), perr); err != nil {
 			return err

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/page"
@@ -61,18 +60,4 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, page.Build(s.cursors, pr, rows, total, func(t tokens.Token) string { return t.ID }))
 	return nil
-}
-
-// queryTime parses an optional RFC 3339 query parameter.
-func queryTime(f *apierr.Fields, q map[string][]string, name string) *time.Time {
-	vals := q[name]
-	if len(vals) == 0 || vals[0] == "" {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, vals[0])
-	if err != nil {
-		f.Add(name, apierr.Format, "must be an RFC 3339 date-time such as 2025-10-13T09:30:00Z")
-		return nil
-	}
-	return &t
 }
