@@ -2,17 +2,15 @@ package customers
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/paymentsd/paymentsd/internal/docformat"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/blobstore"
@@ -26,30 +24,18 @@ const MaxDocumentBytes = 10_000_000
 
 // Detected content types.
 const (
-	ContentTypePDF  = "application/pdf"
-	ContentTypeJPEG = "image/jpeg"
-	ContentTypePNG  = "image/png"
+	ContentTypePDF  = docformat.PDF
+	ContentTypeJPEG = docformat.JPEG
+	ContentTypePNG  = docformat.PNG
 )
 
 // CodeDocumentAlreadyExists answers a second document of the same holder,
 // type and side (R-ERR-18): replace the first with PUT.
 const CodeDocumentAlreadyExists = "DOCUMENT_ALREADY_EXISTS"
 
-var pngSignature = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
-
-// DetectContentType names the format of a file from its first bytes: PDF
-// ("%PDF-"), JPEG (FF D8 FF) or PNG (its 8-byte signature); "" otherwise.
-func DetectContentType(head []byte) string {
-	switch {
-	case bytes.HasPrefix(head, []byte("%PDF-")):
-		return ContentTypePDF
-	case bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}):
-		return ContentTypeJPEG
-	case bytes.HasPrefix(head, pngSignature):
-		return ContentTypePNG
-	}
-	return ""
-}
+// DetectContentType names the format of a file from its first bytes
+// (docformat.Detect).
+func DetectContentType(head []byte) string { return docformat.Detect(head) }
 
 // StoredFile is a file written to the blob store and not yet attached to a
 // document; Discard removes it if it never is.
@@ -174,7 +160,7 @@ func (c *capped) Read(p []byte) (int, error) {
 // the client's file name: kept as metadata only, never as a key or in logs.
 func (d *Documents) StoreFile(ctx context.Context, r io.Reader, name string) (StoredFile, error) {
 	br := bufio.NewReaderSize(r, 512)
-	head, err := br.Peek(len(pngSignature))
+	head, err := br.Peek(docformat.HeadLen)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return StoredFile{}, fileError(apierr.Format, "could not be read: %v", err)
 	}
@@ -193,7 +179,7 @@ func (d *Documents) StoreFile(ctx context.Context, r io.Reader, name string) (St
 	case err != nil:
 		return StoredFile{}, err
 	}
-	return StoredFile{Key: key, FileName: cleanFileName(name, ct), ContentType: ct, SizeBytes: size, SHA256: sum}, nil
+	return StoredFile{Key: key, FileName: docformat.CleanFileName(name, ct, MaxTextLength), ContentType: ct, SizeBytes: size, SHA256: sum}, nil
 }
 
 // Discard removes a stored file that no document refers to.
@@ -204,34 +190,6 @@ func (d *Documents) Discard(ctx context.Context, f StoredFile) {
 	if err := d.Blobs.Delete(context.WithoutCancel(ctx), f.Key); err != nil {
 		d.log().Warn("discard document file", "blob_key", f.Key, "error", err.Error())
 	}
-}
-
-// cleanFileName keeps the last path element of a client's file name,
-// without control characters, at most 255 characters; a name-less upload
-// gets one from its format.
-func cleanFileName(name, contentType string) string {
-	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
-		name = name[i+1:]
-	}
-	name = strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, name))
-	if utf8.RuneCountInString(name) > MaxTextLength {
-		name = string([]rune(name)[:MaxTextLength])
-	}
-	if name == "" || name == "." || name == ".." {
-		switch contentType {
-		case ContentTypePDF:
-			return "document.pdf"
-		case ContentTypeJPEG:
-			return "document.jpg"
-		}
-		return "document.png"
-	}
-	return name
 }
 
 func documentExists(existing store.DocumentRecord) error {

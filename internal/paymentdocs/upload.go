@@ -3,13 +3,12 @@ package paymentdocs
 import (
 	"bytes"
 	"errors"
+	"github.com/paymentsd/paymentsd/internal/docformat"
 	"io"
 	"mime"
 	"mime/multipart"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 )
@@ -28,9 +27,9 @@ const MaxUploadBody = MaxFileBytes + 64<<10
 
 // Detected content types: the only formats accepted.
 const (
-	ContentTypePDF  = "application/pdf"
-	ContentTypeJPEG = "image/jpeg"
-	ContentTypePNG  = "image/png"
+	ContentTypePDF  = docformat.PDF
+	ContentTypeJPEG = docformat.JPEG
+	ContentTypePNG  = docformat.PNG
 )
 
 // Form fields.
@@ -47,22 +46,9 @@ const (
 	maxFileNameLen = 255
 )
 
-var pngSignature = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
-
-// DetectContentType names the format of a file from its first bytes, never
-// its name or declared type: PDF ("%PDF-"), JPEG (FF D8 FF) or PNG (its
-// 8-byte signature); "" for anything else (GIF, text, …).
-func DetectContentType(b []byte) string {
-	switch {
-	case bytes.HasPrefix(b, []byte("%PDF-")):
-		return ContentTypePDF
-	case bytes.HasPrefix(b, []byte{0xff, 0xd8, 0xff}):
-		return ContentTypeJPEG
-	case bytes.HasPrefix(b, pngSignature):
-		return ContentTypePNG
-	}
-	return ""
-}
+// DetectContentType names the format of a file from its first bytes
+// (docformat.Detect).
+func DetectContentType(head []byte) string { return docformat.Detect(head) }
 
 // Upload is a parsed, valid POST /payment-documents form.
 type Upload struct {
@@ -171,35 +157,6 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 	if err := f.Err(); err != nil {
 		return Upload{}, err
 	}
-	u.FileName = cleanFileName(u.FileName, u.ContentType)
+	u.FileName = docformat.CleanFileName(u.FileName, u.ContentType, maxFileNameLen)
 	return u, nil
-}
-
-// cleanFileName keeps the last path element of the client's file name,
-// without control characters, at most maxFileNameLen characters; a
-// name-less file is named after its format. The name is metadata only:
-// files are stored under generated keys.
-func cleanFileName(name, contentType string) string {
-	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
-		name = name[i+1:]
-	}
-	name = strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, name))
-	if utf8.RuneCountInString(name) > maxFileNameLen {
-		name = string([]rune(name)[:maxFileNameLen])
-	}
-	if name == "" || name == "." || name == ".." {
-		switch contentType {
-		case ContentTypePDF:
-			return "document.pdf"
-		case ContentTypeJPEG:
-			return "document.jpg"
-		}
-		return "document.png"
-	}
-	return name
 }

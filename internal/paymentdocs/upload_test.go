@@ -2,6 +2,7 @@ package paymentdocs
 
 import (
 	"bytes"
+	"github.com/paymentsd/paymentsd/internal/docformat"
 	"mime/multipart"
 	"net/textproto"
 	"strings"
@@ -14,7 +15,7 @@ import (
 var (
 	pdfBytes  = []byte("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
 	jpegBytes = append([]byte{0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00}, bytes.Repeat([]byte{7}, 32)...)
-	pngBytes  = append(slicesClone(pngSignature), bytes.Repeat([]byte{0}, 32)...)
+	pngBytes  = append(slicesClone(docformat.PNGSignature), bytes.Repeat([]byte{0}, 32)...)
 	gifBytes  = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,")
 	textBytes = []byte("just some text, not a document\n")
 )
@@ -24,7 +25,7 @@ func slicesClone(b []byte) []byte { return append([]byte(nil), b...) }
 // sizedPNG is a PNG signature padded to n bytes (n >= 8).
 func sizedPNG(n int) []byte {
 	b := make([]byte, n)
-	copy(b, pngSignature)
+	copy(b, docformat.PNGSignature)
 	return b
 }
 
