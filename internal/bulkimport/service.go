@@ -123,22 +123,6 @@ func fileError(constraint, format string, args ...any) error {
 	return f.Err()
 }
 
-var errTooLarge = errors.New("bulkimport: file too large")
-
-type capped struct {
-	r io.Reader
-	n int64
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n -= int64(n)
-	if c.n < 0 {
-		return n, errTooLarge
-	}
-	return n, err
-}
-
 // newReader is the one CSV configuration, shared by the upload check, the
 // counting pass and the import, so they see the same records.
 func newReader(r io.Reader) *csv.Reader {
@@ -175,8 +159,8 @@ func (s *Service) Start(ctx context.Context, t store.Tenant, file io.Reader, fil
 		return Accepted{}, err
 	}
 	key := blobstore.NewKey()
-	size, _, err := s.Blobs.Put(ctx, key, &capped{r: br, n: MaxFileBytes})
-	if errors.Is(err, errTooLarge) {
+	size, _, err := s.Blobs.Put(ctx, key, blobstore.Limit(br, MaxFileBytes))
+	if errors.Is(err, blobstore.ErrTooLarge) {
 		return Accepted{}, fileError(apierr.MaxLength, "must be at most %d bytes", MaxFileBytes)
 	}
 	if err != nil {

@@ -137,23 +137,6 @@ func fileError(constraint, format string, args ...any) error {
 	return f.Err()
 }
 
-var errTooLarge = errors.New("customers: file too large")
-
-// capped fails with errTooLarge once more than n bytes are read.
-type capped struct {
-	r io.Reader
-	n int64
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n -= int64(n)
-	if c.n < 0 {
-		return n, errTooLarge
-	}
-	return n, err
-}
-
 // StoreFile writes r to the blob store after checking its format, and
 // refuses it (400 INVALID_INPUT on field `file`, nothing stored) when it is
 // empty, larger than MaxDocumentBytes, or not a PDF, JPEG or PNG. name is
@@ -172,9 +155,9 @@ func (d *Documents) StoreFile(ctx context.Context, r io.Reader, name string) (St
 		return StoredFile{}, fileError(apierr.Format, "must be a PDF, JPEG or PNG file; its contents are none of these (the format is detected from the contents, not the name)")
 	}
 	key := blobstore.NewKey()
-	size, sum, err := d.Blobs.Put(ctx, key, &capped{r: br, n: MaxDocumentBytes})
+	size, sum, err := d.Blobs.Put(ctx, key, blobstore.Limit(br, MaxDocumentBytes))
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, blobstore.ErrTooLarge):
 		return StoredFile{}, fileError(apierr.MaxLength, "must be at most %d bytes", MaxDocumentBytes)
 	case err != nil:
 		return StoredFile{}, err
