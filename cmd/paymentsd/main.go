@@ -67,6 +67,7 @@ type settings struct {
 	webhookPrivate  bool
 	blobDir         string
 	publicURL       string
+	pprofAddr       string
 }
 
 func env(name, def string) string {
@@ -123,6 +124,8 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 		"directory of uploaded files (KYC documents, bulk CSVs); default: blobs/ beside the SQLite file, else ./data/blobs ($PAYMENTS_BLOB_DIR)")
 	fs.StringVar(&s.publicURL, "public-url", env("PAYMENTS_PUBLIC_URL", ""),
 		"address customers reach this service at, the base of hosted KYC links; default http://ADDR ($PAYMENTS_PUBLIC_URL)")
+	fs.StringVar(&s.pprofAddr, "pprof-addr", env("PAYMENTS_PPROF_ADDR", ""),
+		"serve Go's /debug/pprof/ profiles on this address, e.g. 127.0.0.1:6060; off when empty ($PAYMENTS_PPROF_ADDR)")
 	s.sandboxToken = os.Getenv("PAYMENTS_SANDBOX_TOKEN")
 	s.productionToken = os.Getenv("PAYMENTS_PRODUCTION_TOKEN")
 	if err := fs.Parse(args); err != nil {
@@ -220,6 +223,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rails.SetClockFactor(envFloat("PAYMENTS_SANDBOX_CLOCK_FACTOR", rails.DefaultClockFactor))
 	go rails.Run(ctx, db, rails.Options{Log: log})
 
+	if cfg.pprofAddr != "" {
+		if err := servePprof(ctx, cfg.pprofAddr, log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"testing"
 )
 
@@ -34,5 +38,32 @@ func TestParseServe_Defaults(t *testing.T) {
 	}
 	if _, err := parseServe([]string{"extra"}, io.Discard); err == nil {
 		t.Fatal("stray arguments must be refused")
+	}
+}
+
+// Profiles are off unless asked for, and then served on their own listener.
+func TestPprofFlag(t *testing.T) {
+	t.Setenv("PAYMENTS_PPROF_ADDR", "")
+	if s, err := parseServe(nil, io.Discard); err != nil || s.pprofAddr != "" {
+		t.Fatalf("default pprof address %q (%v), want off", s.pprofAddr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	if err := servePprof(ctx, addr, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get("http://" + addr + "/debug/pprof/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("pprof cmdline: %d", res.StatusCode)
 	}
 }
