@@ -80,14 +80,11 @@ func moneyError(err error) error {
 }
 
 // executeTx executes a PENDING quote inside tx (the row is locked): the
-// daily volume check, the money movement, the transaction's transitions,
-// the rails hand-off for external payouts. It returns the quote as
-// execution left it (PROCESSING).
+// money movement, the transaction's transitions, the rails hand-off for
+// external payouts, and the daily volume. It returns the quote as execution
+// left it (PROCESSING).
 func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, row *store.Quote, d *document) (Quote, error) {
 	now := tx.Now().UTC().Truncate(time.Microsecond)
-	if err := s.checkVolume(ctx, tx.Q, t, row.USDEquivalent, now); err != nil {
-		return Quote{}, err
-	}
 	q, p := d.Quote, d.Plan
 	// Mark executed first: the transitions below set the status column.
 	row.ExecutedAt, row.UpdatedAt, row.Status = &now, now, StatusProcessing
@@ -172,6 +169,10 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 		}); err != nil {
 			return Quote{}, err
 		}
+	}
+	// Last: on PostgreSQL the day's volume row stays locked until commit.
+	if err := s.addVolume(ctx, tx, t, row.USDEquivalent, now); err != nil {
+		return Quote{}, err
 	}
 	out := d.Quote
 	out.Status = StatusProcessing

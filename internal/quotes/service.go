@@ -509,20 +509,36 @@ func (s *Service) usdEquivalent(ctx context.Context, eng *pricing.Engine, amount
 }
 
 // checkVolume refuses a transfer that would take the tenant's executed
-// volume of the current UTC day above its limit (429).
+// volume of the current UTC day above its limit (429). It only reads: the
+// execution adds the volume atomically (addVolume); this early check spares a
+// quote that could not execute.
 func (s *Service) checkVolume(ctx context.Context, q store.Q, t store.Tenant, usd int64, now time.Time) error {
-	limit := s.DailyVolumeLimit(t)
-	day := now.UTC().Truncate(24 * time.Hour)
-	used, err := q.ExecutedUSDVolume(ctx, t, day, day.Add(24*time.Hour))
+	used, err := q.DailyVolume(ctx, t, now)
 	if err != nil {
 		return err
 	}
-	if used+usd > limit {
-		return apierr.Newf("DAILY_VOLUME_LIMIT_EXCEEDED",
-			"This transfer would take today's volume above the daily limit of %d US cents (%d used); retry tomorrow (UTC)", limit, used).
-			WithDetails(map[string]any{"dailyVolumeLimit": limit, "usedVolume": used})
+	if used+usd > s.DailyVolumeLimit(t) {
+		return volumeExceeded()
 	}
 	return nil
+}
+
+// addVolume counts an execution against the day's limit, or refuses it.
+func (s *Service) addVolume(ctx context.Context, tx *store.Tx, t store.Tenant, usd int64, now time.Time) error {
+	_, ok, err := tx.AddDailyVolume(ctx, t, now, usd, s.DailyVolumeLimit(t))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return volumeExceeded()
+	}
+	return nil
+}
+
+// volumeExceeded does not show the configured limit (R-ERR-21).
+func volumeExceeded() error {
+	return apierr.New("DAILY_VOLUME_LIMIT_EXCEEDED",
+		"This transfer would take today's volume above the daily volume limit; retry tomorrow (UTC)")
 }
 
 func decodeDoc(row store.Quote) (document, error) {
