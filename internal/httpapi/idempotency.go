@@ -30,8 +30,17 @@ func (s *Server) idempotent(rt route, w http.ResponseWriter, r *http.Request) er
 		}
 		return rt.h(w, r)
 	}
-	tenant := principal(r).Tenant
 	hash := requestHash(r)
+	if rt.recordsInTx {
+		return s.idempotentInTx(rt, w, r, key, hash)
+	}
+	return s.idempotentClaimed(rt, w, r, key, hash)
+}
+
+// idempotentClaimed claims the key in a transaction of its own, runs the
+// handler, and settles the key with its response.
+func (s *Server) idempotentClaimed(rt route, w http.ResponseWriter, r *http.Request, key, hash string) error {
+	tenant := principal(r).Tenant
 	lock := randomToken()
 	deadline := time.Now().Add(s.opts.IdempotencyWait)
 	for {
@@ -94,13 +103,57 @@ func (s *Server) idempotent(rt route, w http.ResponseWriter, r *http.Request) er
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	for k, v := range rec.header {
-		w.Header()[k] = v
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(rec.status)
-	_, _ = w.Write(rec.body)
+	rec.send(w)
 	return nil
+}
+
+// idempotentInTx runs a recordsInTx handler under an optimistic claim: a key
+// seen before takes the claimed path (replay, conflict, or wait); a new key
+// runs the handler at once, and its transaction inserts the finished key. Of
+// two concurrent requests with one new key, the second's insert fails after
+// the first commits (idempotency.ErrRaced), its effect rolls back, and it
+// replays the first's response.
+func (s *Server) idempotentInTx(rt route, w http.ResponseWriter, r *http.Request, key, hash string) error {
+	tenant := principal(r).Tenant
+	for range 3 {
+		_, err := s.db.Read().GetIdempotencyKey(r.Context(), tenant, key)
+		if err == nil {
+			return s.idempotentClaimed(rt, w, r, key, hash)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		claim := &idempotency.Claim{Tenant: tenant, Key: key, Optimistic: true, Hash: hash}
+		rec := &recorder{header: http.Header{}}
+		err = rt.h(rec, r.WithContext(idempotency.With(r.Context(), claim)))
+		if errors.Is(err, idempotency.ErrRaced) {
+			continue
+		}
+		if err == nil && claim.Body != nil {
+			rec.status, rec.body = claim.Status, claim.Body
+			rec.send(w)
+			return nil
+		}
+		if err != nil {
+			rec = &recorder{header: http.Header{}}
+			s.writeError(rec, r, err)
+		}
+		if replayable(rec.status) {
+			// A refusal without effect (or, defensively, a success that did
+			// not record) is stored now, so the key stays spent (R-IDEM-12).
+			ctx := context.WithoutCancel(r.Context())
+			err := s.db.Write().InsertIdempotencyRecord(ctx, tenant, key, hash, rec.status, rec.body)
+			if errors.Is(err, store.ErrConflict) {
+				continue // another request finished first: replay it
+			}
+			if err != nil {
+				return err
+			}
+		}
+		rec.send(w)
+		return nil
+	}
+	return apierr.New(apierr.CodeOperationInProgress, "A request with this Idempotency-Key is still in progress; retry later with the same key")
 }
 
 // replayable reports whether a response is stored for replay. Server errors
@@ -147,6 +200,15 @@ type recorder struct {
 	header http.Header
 	status int
 	body   []byte
+}
+
+func (rec *recorder) send(w http.ResponseWriter) {
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(rec.body)
 }
 
 func (r *recorder) Header() http.Header { return r.header }

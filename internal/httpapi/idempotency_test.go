@@ -21,8 +21,15 @@ import (
 // effects registers POST /effects: a stand-in for any state-changing POST. It
 // stores a platform row (the effect) and records its response in the same
 // transaction, as real services do. Body {"name": ..., "fail": "400"|"500"}.
+// POST /effects-intx is the same route declared recordsInTx (optimistic
+// claims).
 func (e *env) effects() {
-	e.srv.handle(route{pattern: "POST /effects", need: 1, idempotent: true, h: func(w http.ResponseWriter, r *http.Request) error {
+	e.effectsRoute("/effects", false)
+	e.effectsRoute("/effects-intx", true)
+}
+
+func (e *env) effectsRoute(path string, inTx bool) {
+	e.srv.handle(route{pattern: "POST " + path, need: 1, idempotent: true, recordsInTx: inTx, h: func(w http.ResponseWriter, r *http.Request) error {
 		var req struct {
 			Name  string        `json:"name"`
 			Fail  string        `json:"fail"`
@@ -54,7 +61,7 @@ func (e *env) effects() {
 		writeJSON(w, http.StatusCreated, out)
 		return nil
 	}})
-	e.undocumented["/"+Version+"/effects"] = true
+	e.undocumented["/"+Version+path] = true
 }
 
 func (e *env) countEffects(t *testing.T, name string) int {

@@ -32,7 +32,12 @@ type route struct {
 	// instead of the stored one: POST /internal-accounts answers 201 first
 	// and 200 on replay (R-IDEM-08). Stored errors replay as they were.
 	replayStatus int
-	maxBody      int64
+	// recordsInTx: every success of the handler records its response with
+	// idempotency.Record in the effect's transaction, so the key is not
+	// claimed first (an optimistic claim: one commit less, and nothing left
+	// locked if the process dies mid-request).
+	recordsInTx bool
+	maxBody     int64
 }
 
 type bodyKey struct{}

@@ -18,8 +18,8 @@ func init() { routeGroups = append(routeGroups, (*Server).transferRoutes) }
 // answer 200 with the transaction.
 func (s *Server) transferRoutes() {
 	h := &transferHandlers{s: s, svc: s.quoteService()}
-	s.handle(route{pattern: "POST /transfer-out", need: auth.NeedMoney, idempotent: true, h: h.out})
-	s.handle(route{pattern: "POST /transfer-in", need: auth.NeedMoney, idempotent: true, h: h.in})
+	s.handle(route{pattern: "POST /transfer-out", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: h.out})
+	s.handle(route{pattern: "POST /transfer-in", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: h.in})
 }
 
 type transferHandlers struct {

@@ -1,9 +1,16 @@
 // Package idempotency lets a service commit a request's replayable response
 // in the same transaction as the request's effect (R-IDEM-02). The HTTP layer
-// claims the Idempotency-Key before the handler runs and puts the claim in the
-// context; a service that changes state calls Record inside its transaction.
-// If the process dies after that commit, a retry finds the stored response and
-// replays it, so the effect happens exactly once, crash or not.
+// puts a Claim in the context; a service that changes state calls Record
+// inside its transaction. If the process dies after that commit, a retry
+// finds the stored response and replays it, so the effect happens exactly
+// once, crash or not.
+//
+// A claim is either held (the HTTP layer locked the key in a transaction of
+// its own before the handler ran, and Record completes it) or optimistic
+// (nothing was written first; Record inserts the finished key, and the unique
+// key makes a concurrent twin's insert fail, rolling its effect back). The
+// optimistic form saves a commit per request and leaves nothing locked when
+// a process dies mid-request; it serves routes whose every success records.
 package idempotency
 
 import (
@@ -25,7 +32,19 @@ type Claim struct {
 	LockToken string
 	// Status is the HTTP status of the request's success response.
 	Status int
+
+	// Optimistic claims hold no lock: Record inserts the finished key with
+	// Hash, the request's fingerprint.
+	Optimistic bool
+	Hash       string
+	// Body is what Record stored (the response once its transaction
+	// commits).
+	Body []byte
 }
+
+// ErrRaced is Record's answer on an optimistic claim whose key another
+// request finished first: roll back, then replay that request's response.
+var ErrRaced = errors.New("idempotency: another request with this key finished first")
 
 type ctxKey struct{}
 
@@ -52,6 +71,18 @@ func Record(ctx context.Context, tx *store.Tx, v any) error {
 	if err != nil {
 		return err
 	}
+	if c.Optimistic {
+		if c.Status == 0 {
+			c.Status = 200 // an unfinished record would read as "in flight"
+		}
+		err := tx.InsertIdempotencyRecord(ctx, c.Tenant, c.Key, c.Hash, c.Status, body)
+		if errors.Is(err, store.ErrConflict) {
+			return ErrRaced
+		}
+		c.Body = body
+		return err
+	}
+	c.Body = body
 	err = tx.CompleteIdempotencyKey(ctx, c.Tenant, c.Key, c.LockToken, c.Status, body)
 	if errors.Is(err, store.ErrNotFound) {
 		return apierr.New(apierr.CodeOperationInProgress,

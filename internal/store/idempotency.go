@@ -102,6 +102,19 @@ func (q Q) CompleteIdempotencyKey(ctx context.Context, t Tenant, key, lockToken 
 	return affectedOne(res, err)
 }
 
+// InsertIdempotencyRecord stores a finished key in one statement: the
+// response of a request that ran without claiming its key first (inside that
+// request's effect transaction, or after it failed without effect).
+// ErrConflict means the key is already taken: another request with it
+// finished first, and this one must roll back its effect and replay that one.
+func (q Q) InsertIdempotencyRecord(ctx context.Context, t Tenant, key, hash string, status int, body []byte) error {
+	now := q.Now()
+	_, err := q.exec(ctx, `INSERT INTO idempotency_keys (platform_id, env, idem_key, request_hash, lock_token,
+		locked_until, status_code, response_body, created_at) VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)`,
+		t.PlatformID, t.Env, key, hash, toMicros(now), status, string(body), toMicros(now))
+	return err
+}
+
 // ReleaseIdempotencyKey forgets an unfinished claim so that a retry with the
 // same key runs the request again (used for responses that must not be
 // replayed, such as 5xx and 409).
