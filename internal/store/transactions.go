@@ -142,14 +142,12 @@ func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
 // GetTransactionForUpdate is GetTransaction, locking the row on PostgreSQL
 // until the end of the transaction.
 func (q Q) GetTransactionForUpdate(ctx context.Context, t Tenant, id string) (Transaction, error) {
-	if q.engine == Postgres {
-		// Lock the transactions row only (not the joined customer).
-		if _, err := q.exec(ctx, `SELECT id FROM transactions WHERE platform_id = ? AND env = ? AND id = ? FOR UPDATE`,
-			t.PlatformID, t.Env, id); err != nil {
-			return Transaction{}, err
-		}
+	if q.engine != Postgres {
+		return q.GetTransaction(ctx, t, id)
 	}
-	return q.GetTransaction(ctx, t, id)
+	// Lock the transactions row only, not the joined customer.
+	return scanTransaction(q.queryRow(ctx, `SELECT `+transactionCols+transactionFrom+`
+		WHERE t.platform_id = ? AND t.env = ? AND t.id = ? FOR UPDATE OF t`, t.PlatformID, t.Env, id))
 }
 
 // GetTransaction returns one transaction of the tenant.

@@ -183,11 +183,8 @@ func Transition(ctx context.Context, tx *store.Tx, t store.Tenant, transactionID
 			return Transaction{}, err
 		}
 	}
-	stored, err := tx.GetTransaction(ctx, t, row.ID)
-	if err != nil {
-		return Transaction{}, err
-	}
-	out, err := Render(stored)
+	// row is what was just stored (every column is written as is).
+	out, err := Render(row)
 	if err != nil {
 		return Transaction{}, err
 	}
