@@ -415,7 +415,9 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	doc := document{Quote: q, Plan: r.plan}
 	var out Quote
 	var outX transactions.Transaction
-	err = s.DB.InTx(ctx, func(tx *store.Tx) error {
+	// Group commit: concurrent quotes share a commit (store.InBatchTx).
+	err = s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
+		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
 		rateDetails, err := json.Marshal(pr.RateDetails)
 		if err != nil {
 			return err
@@ -634,7 +636,8 @@ func (s *Service) Execute(ctx context.Context, t store.Tenant, quoteID string) (
 		return Quote{}, err
 	}
 	var out Quote
-	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+	err := s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
+		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
 		row, err := tx.GetQuote(ctx, t, quoteID, true)
 		if errors.Is(err, store.ErrNotFound) {
 			return quoteNotFound(quoteID)

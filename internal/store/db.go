@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -34,12 +35,25 @@ type DB struct {
 	write  *sql.DB // SQLite: one connection, so writers queue in Go, never on SQLITE_BUSY
 	read   *sql.DB // SQLite: a pool of read-only connections; PostgreSQL: same pool as write
 	now    func() time.Time
+	opts   Options
+
+	writeStmts, readStmts *stmtCache // SQLite only (stmts.go)
+
+	batchOnce sync.Once
+	batch     *batcher // group commit (batch.go); nil until first used, or if disabled
 }
 
 // Options tune Open.
 type Options struct {
 	// MaxConns caps PostgreSQL connections and SQLite readers (default 16).
 	MaxConns int
+	// BatchWorkers is how many group commits (InBatchTx) run at once on
+	// PostgreSQL, each on its own connection. The default, 0, runs InBatchTx
+	// as InTx there: a batch runs its transfers one after another on one
+	// connection, and on PostgreSQL each statement's round trip costs more
+	// than the commit it saves (docs/benchmarks.md). SQLite always batches,
+	// with one worker: it has one writer.
+	BatchWorkers int
 }
 
 // Open connects to url: "sqlite:PATH" (the directory is created if missing)
@@ -48,7 +62,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{now: time.Now}
+	db := &DB{now: time.Now, opts: opts}
 	switch {
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
@@ -65,7 +79,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		// only a process crash. _txlock=immediate takes the write lock at
 		// BEGIN, so a transaction never fails half way on an upgrade.
 		base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-		w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+		// The writer keeps savepoint journals in memory (group commit gives
+		// every transfer one; on disk they cost a write per page touched)
+		// and a 64 MiB page cache, so a batch's pages stay in memory until
+		// its commit writes them once.
+		w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=temp_store(MEMORY)&_pragma=cache_size(-65536)")
 		if err != nil {
 			return nil, err
 		}
@@ -78,6 +96,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		}
 		r.SetMaxOpenConns(opts.MaxConns)
 		db.engine, db.write, db.read = SQLite, w, r
+		db.writeStmts, db.readStmts = newStmtCache(w), newStmtCache(r)
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		p, err := sql.Open("pgx", url)
 		if err != nil {
@@ -117,6 +136,15 @@ func redactURL(u string) string {
 
 // Close releases the connections.
 func (db *DB) Close() error {
+	db.batchOnce.Do(func() {}) // no batcher may start after Close
+	if db.batch != nil {
+		db.batch.close()
+	}
+	for _, c := range []*stmtCache{db.writeStmts, db.readStmts} {
+		if c != nil {
+			c.close()
+		}
+	}
 	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
@@ -142,7 +170,7 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // Read returns a querier for reads outside a transaction.
-func (db *DB) Read() Q { return Q{engine: db.engine, x: db.read, now: db.now} }
+func (db *DB) Read() Q { return Q{engine: db.engine, x: db.read, now: db.now, stmts: db.readStmts} }
 
 // Tx is a write transaction. Its Q methods run inside it.
 type Tx struct {
@@ -171,7 +199,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	tx := &Tx{Q: Q{engine: db.engine, x: sqlTx, now: db.now}, tx: sqlTx}
+	tx := db.newTx(sqlTx)
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()
@@ -188,5 +216,13 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 	return nil
 }
 
+func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
+	q := Q{engine: db.engine, x: sqlTx, now: db.now}
+	if db.writeStmts != nil {
+		q.stmts, q.tx, q.txStmts = db.writeStmts, sqlTx, map[string]*sql.Stmt{}
+	}
+	return &Tx{Q: q, tx: sqlTx}
+}
+
 // Write returns a querier for single-statement writes outside a transaction.
-func (db *DB) Write() Q { return Q{engine: db.engine, x: db.write, now: db.now} }
+func (db *DB) Write() Q { return Q{engine: db.engine, x: db.write, now: db.now, stmts: db.writeStmts} }

@@ -30,6 +30,12 @@ type Q struct {
 	engine Engine
 	x      execer
 	now    func() time.Time
+
+	// SQLite: prepared statements of x's pool (stmts.go); in a
+	// transaction, tx and the statements bound to it.
+	stmts   *stmtCache
+	tx      *sql.Tx
+	txStmts map[string]*sql.Stmt
 }
 
 // Engine reports the engine behind q.
@@ -39,17 +45,31 @@ func (q Q) Engine() Engine { return q.engine }
 func (q Q) Now() time.Time { return q.now() }
 
 func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := q.x.ExecContext(ctx, q.rebind(query), args...)
+	query = q.rebind(query)
+	if st := q.prepared(ctx, query); st != nil {
+		res, err := st.ExecContext(ctx, args...)
+		return res, classify(err)
+	}
+	res, err := q.x.ExecContext(ctx, query, args...)
 	return res, classify(err)
 }
 
 func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	rows, err := q.x.QueryContext(ctx, q.rebind(query), args...)
+	query = q.rebind(query)
+	if st := q.prepared(ctx, query); st != nil {
+		rows, err := st.QueryContext(ctx, args...)
+		return rows, classify(err)
+	}
+	rows, err := q.x.QueryContext(ctx, query, args...)
 	return rows, classify(err)
 }
 
 func (q Q) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return q.x.QueryRowContext(ctx, q.rebind(query), args...)
+	query = q.rebind(query)
+	if st := q.prepared(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return q.x.QueryRowContext(ctx, query, args...)
 }
 
 // forUpdate is the row-lock suffix; SQLite needs none because it has a single

@@ -46,10 +46,26 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	}
 }
 
+// EachWith is Each with stores opened with opts (MaxConns is set for
+// PostgreSQL when zero).
+func EachWith(t *testing.T, opts store.Options, fn func(t *testing.T, db *store.DB)) {
+	for _, e := range Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			if e.Name == "postgres" {
+				fn(t, openPostgres(t, opts))
+				return
+			}
+			fn(t, openSQLite(t, opts))
+		})
+	}
+}
+
 // OpenSQLite opens a store in a new temporary directory.
-func OpenSQLite(t testing.TB) *store.DB {
+func OpenSQLite(t testing.TB) *store.DB { return openSQLite(t, store.Options{}) }
+
+func openSQLite(t testing.TB, opts store.Options) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "payments.db"), store.Options{})
+	db, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "payments.db"), opts)
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -58,8 +74,13 @@ func OpenSQLite(t testing.TB) *store.DB {
 }
 
 // OpenPostgres opens a store in a new schema of the test server.
-func OpenPostgres(t testing.TB) *store.DB {
+func OpenPostgres(t testing.TB) *store.DB { return openPostgres(t, store.Options{}) }
+
+func openPostgres(t testing.TB, opts store.Options) *store.DB {
 	t.Helper()
+	if opts.MaxConns == 0 {
+		opts.MaxConns = 8
+	}
 	base := os.Getenv(PostgresEnv)
 	if base == "" {
 		t.Skipf("%s not set", PostgresEnv)
@@ -87,7 +108,7 @@ func OpenPostgres(t testing.TB) *store.DB {
 	qs := u.Query()
 	qs.Set("search_path", schema)
 	u.RawQuery = qs.Encode()
-	db, err := store.Open(context.Background(), u.String(), store.Options{MaxConns: 8})
+	db, err := store.Open(context.Background(), u.String(), opts)
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
