@@ -171,14 +171,14 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	tx := &Tx{Q: Q{engine: db.engine, x: sqlTx, now: db.now}, tx: sqlTx}
+	tx := &Tx{Q: Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}}, tx: sqlTx}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()
 			panic(p)
 		}
 	}()
-	if err := fn(tx); err != nil {
+	if err := tx.run(ctx, fn); err != nil {
 		_ = sqlTx.Rollback()
 		return err
 	}

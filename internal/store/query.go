@@ -30,6 +30,8 @@ type Q struct {
 	engine Engine
 	x      execer
 	now    func() time.Time
+	// counts is set inside InTx only (transaction_counts.go).
+	counts countDeltas
 }
 
 // Engine reports the engine behind q.
