@@ -97,6 +97,46 @@ func (c *dbChecker) LedgerChecks(ctx context.Context) []CheckResult {
 	return out
 }
 
+// TransactionCountChecks: the counters behind totalCount of GET
+// /transactions (transaction_counts, summed over shards) equal COUNT(*) of
+// the transactions of every tenant, of every customer and of every platform's
+// own, on all tenants.
+func (c *dbChecker) TransactionCountChecks(ctx context.Context) CheckResult {
+	r := CheckResult{Name: "db: transaction counters equal COUNT(*) per tenant, per customer and for the platform"}
+	rows, err := c.db.QueryContext(ctx, `WITH t AS (
+			SELECT platform_id, env, customer_id, COUNT(*) AS c FROM transactions GROUP BY platform_id, env, customer_id),
+		d AS (
+			SELECT platform_id, env, scope, n FROM transaction_counts
+			UNION ALL SELECT platform_id, env, 'all', -c FROM t
+			UNION ALL SELECT platform_id, env, CASE WHEN customer_id IS NULL THEN 'platform' ELSE 'customer:' || customer_id END, -c FROM t)
+		SELECT platform_id, env, scope, CAST(SUM(n) AS BIGINT) FROM d GROUP BY platform_id, env, scope HAVING SUM(n) <> 0`)
+	if err != nil {
+		r.Detail = err.Error()
+		return r
+	}
+	defer rows.Close()
+	bad, example := 0, ""
+	for rows.Next() {
+		var p, e, scope string
+		var diff int64
+		if err := rows.Scan(&p, &e, &scope, &diff); err != nil {
+			r.Detail = err.Error()
+			return r
+		}
+		bad++
+		example = fmt.Sprintf("%s/%s %s counts %+d", p, e, scope, diff)
+	}
+	if err := rows.Err(); err != nil {
+		r.Detail = err.Error()
+		return r
+	}
+	r.Pass = bad == 0
+	if bad > 0 {
+		r.Detail = fmt.Sprintf("%d scopes differ, e.g. %s", bad, example)
+	}
+	return r
+}
+
 // AccountsTotal sums the posted balances of the given internal accounts.
 func (c *dbChecker) AccountsTotal(ctx context.Context, accountIDs []string) (int64, error) {
 	var total int64

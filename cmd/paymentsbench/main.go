@@ -317,7 +317,7 @@ func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, r
 	if err != nil {
 		return fail(err)
 	}
-	out := chk.LedgerChecks(ctx)
+	out := append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))
 	ids := make([]string, len(s.Accounts))
 	for i, a := range s.Accounts {
 		ids[i] = a.AccountID

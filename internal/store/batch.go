@@ -171,7 +171,11 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	}
 	single := len(batch) == 1
 	var ok []*batchReq
+	// Each fn counts its inserted transactions apart, so a fn rolled back
+	// to its savepoint takes its counts with it (transaction_counts.go).
+	counts := countDeltas{}
 	for i, r := range batch {
+		tx.counts = countDeltas{}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT grp"); err != nil {
 				return abort(append(ok, batch[i:]...), classify(err))
@@ -206,12 +210,19 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			}
 		default:
 			ok = append(ok, r)
+			for k, n := range tx.counts {
+				counts[k] += n
+			}
 		}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT grp"); err != nil {
 				return abort(append(ok, batch[i+1:]...), classify(err))
 			}
 		}
+	}
+	tx.counts = counts
+	if err := tx.flushCounts(ctx); err != nil {
+		return abort(ok, err)
 	}
 	if err := sqlTx.Commit(); err != nil {
 		err = classify(fmt.Errorf("store: commit: %w", err))

@@ -97,3 +97,39 @@ func TestInBatchTx_AfterClose(t *testing.T) {
 		}
 	})
 }
+
+// Transaction counters stay exact through group commits: a fn rolled back to
+// its savepoint takes its counts with it (R-CONV-10's totalCount).
+func TestInBatchTx_TransactionCountsExact(t *testing.T) {
+	storetest.EachWith(t, store.Options{BatchWorkers: 2}, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		customers := mustCustomers(t, db, tn, "c1", "c2", "c3")
+		boom := errors.New("boom")
+		var wg sync.WaitGroup
+		for i := range 60 {
+			wg.Go(func() {
+				err := db.InBatchTx(ctx, func(tx *store.Tx) error {
+					x := txnRow(tn, customers[i%3], "OUTGOING", "COMPLETED", time.Now())
+					if i%5 == 0 {
+						x.CustomerID = "" // the platform's own
+					}
+					if err := tx.InsertTransaction(ctx, x); err != nil {
+						return err
+					}
+					if i%4 == 1 {
+						return boom
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, boom) {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		got := checkCounters(t, db)
+		if len(got) == 0 {
+			t.Fatal("no counters")
+		}
+	})
+}

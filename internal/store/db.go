@@ -206,7 +206,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 			panic(p)
 		}
 	}()
-	if err := fn(tx); err != nil {
+	if err := tx.run(ctx, fn); err != nil {
 		_ = sqlTx.Rollback()
 		return err
 	}
@@ -217,7 +217,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 }
 
 func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
-	q := Q{engine: db.engine, x: sqlTx, now: db.now}
+	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}}
 	if db.writeStmts != nil {
 		q.stmts, q.tx, q.txStmts = db.writeStmts, sqlTx, map[string]*sql.Stmt{}
 	}

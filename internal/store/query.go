@@ -36,6 +36,8 @@ type Q struct {
 	stmts   *stmtCache
 	tx      *sql.Tx
 	txStmts map[string]*sql.Stmt
+	// counts is set inside InTx and InBatchTx (transaction_counts.go).
+	counts countDeltas
 }
 
 // Engine reports the engine behind q.

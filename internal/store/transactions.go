@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 )
 
@@ -89,7 +90,8 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 	return x, nil
 }
 
-// InsertTransaction stores a new transaction.
+// InsertTransaction stores a new transaction and counts it in
+// transaction_counts; q must be a Tx.
 func (q Q) InsertTransaction(ctx context.Context, x Transaction) error {
 	var received sql.NullInt64
 	if x.ReceivedAmount != nil {
@@ -108,7 +110,10 @@ func (q Q) InsertTransaction(ctx context.Context, x Transaction) error {
 		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
 		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
 		string(x.CounterpartyInformation), x.HoldID)
-	return err
+	if err != nil {
+		return err
+	}
+	return q.countTransaction(x.Tenant, x.CustomerID)
 }
 
 func jsonCol(s string) []byte {
@@ -199,8 +204,22 @@ type TransactionFilter struct {
 
 // ListTransactions returns up to limit transactions after the id `after`
 // (keyset, in id order, newest first when Descending) and how many match in
-// all.
+// all: read from transaction_counts when countedScope allows, else COUNT(*).
 func (q Q) ListTransactions(ctx context.Context, t Tenant, f TransactionFilter, after string, limit int) ([]Transaction, int, error) {
+	if f.PlatformCustomerID != "" {
+		// As a customer id, the page is read from transactions_by_customer
+		// and the total from the customer's counter.
+		var id string
+		err := q.queryRow(ctx, `SELECT id FROM customers WHERE platform_id = ? AND env = ? AND platform_customer_id = ?
+			AND deleted_at IS NULL`, t.PlatformID, t.Env, f.PlatformCustomerID).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && f.CustomerID != "" && f.CustomerID != id) {
+			return nil, 0, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		f.PlatformCustomerID, f.CustomerID = "", id
+	}
 	w := where{}
 	w.add("t.platform_id = ?", t.PlatformID)
 	w.add("t.env = ?", t.Env)
@@ -209,10 +228,6 @@ func (q Q) ListTransactions(ctx context.Context, t Tenant, f TransactionFilter, 
 	}
 	if f.PlatformOnly {
 		w.add("t.customer_id IS NULL")
-	}
-	if f.PlatformCustomerID != "" {
-		w.add(`t.customer_id IN (SELECT p.id FROM customers p WHERE p.platform_id = ? AND p.env = ?
-			AND p.platform_customer_id = ? AND p.deleted_at IS NULL)`, t.PlatformID, t.Env, f.PlatformCustomerID)
 	}
 	if f.AccountIdentifier != "" {
 		w.add("(t.source_account_id = ? OR t.destination_account_id = ?)", f.AccountIdentifier, f.AccountIdentifier)
@@ -239,9 +254,9 @@ func (q Q) ListTransactions(ctx context.Context, t Tenant, f TransactionFilter, 
 		w.add("t.reference = ?", f.Reference)
 	}
 	w.timeRange("t.created_at", f.CreatedAfter, f.CreatedBefore)
-	var total int
-	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM transactions t`+w.sql(), w.args...).Scan(&total); err != nil {
-		return nil, 0, classify(err)
+	total, err := q.countTransactions(ctx, t, f, w)
+	if err != nil {
+		return nil, 0, err
 	}
 	order := " ORDER BY t.id"
 	if f.Descending {

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+)
+
+// Hooks for the external tests of this package.
+
+// Counted reports whether ListTransactions reads f's total from
+// transaction_counts (once it has resolved PlatformCustomerID).
+func Counted(f TransactionFilter) bool {
+	if f.PlatformCustomerID != "" {
+		f.PlatformCustomerID, f.CustomerID = "", cmp.Or(f.CustomerID, "Customer:resolved")
+	}
+	_, ok := countedScope(f)
+	return ok
+}
+
+// ExecRaw runs one statement outside any transaction.
+func (db *DB) ExecRaw(ctx context.Context, query string, args ...any) error {
+	_, err := db.Write().exec(ctx, query, args...)
+	return err
+}
+
+// Migrate applies pending migrations again.
+func (db *DB) Migrate(ctx context.Context) error { return db.migrate(ctx) }
+
+// TransactionCounts returns each scope's counter (summed over shards) and
+// the true count of the scope, computed in Go from the transactions table,
+// keyed "platform/env/scope".
+func (db *DB) TransactionCounts(ctx context.Context) (counters, truth map[string]int64, err error) {
+	counters, truth = map[string]int64{}, map[string]int64{}
+	q := db.Read()
+	rows, err := q.query(ctx, "SELECT platform_id, env, scope, n FROM transaction_counts")
+	if err != nil {
+		return nil, nil, err
+	}
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var p, e, s string
+		var n int64
+		if err := r.Scan(&p, &e, &s, &n); err != nil {
+			return err
+		}
+		counters[p+"/"+e+"/"+s] += n
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = q.query(ctx, "SELECT platform_id, env, customer_id FROM transactions")
+	if err != nil {
+		return nil, nil, err
+	}
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var p, e string
+		var c sql.NullString
+		if err := r.Scan(&p, &e, &c); err != nil {
+			return err
+		}
+		truth[p+"/"+e+"/all"]++
+		if c.Valid {
+			truth[p+"/"+e+"/customer:"+c.String]++
+		} else {
+			truth[p+"/"+e+"/platform"]++
+		}
+		return nil
+	})
+	return counters, truth, err
+}

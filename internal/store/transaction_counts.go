@@ -1,0 +1,171 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// transaction_counts (migration 0014) keeps totalCount of GET /transactions
+// O(1) for the scopes below: 'all' (the tenant), 'platform' (the platform's
+// own transactions, customer_id NULL) and 'customer:<id>'.
+const (
+	scopeAll            = "all"
+	scopePlatform       = "platform"
+	customerScopePrefix = "customer:"
+)
+
+// countShards is how many rows the 'all' and 'platform' scopes are spread
+// over. Every insert adds to them, so on PostgreSQL one row each would make
+// concurrent transfers queue on its lock until commit; a customer's scope
+// needs no shards, the ledger already serialises a customer's transfers on
+// its balance row.
+const countShards = 8
+
+type countKey struct{ platformID, env, scope string }
+
+// countDeltas are the increments of one database transaction, applied just
+// before it commits (flushCounts).
+type countDeltas map[countKey]int64
+
+// countTransaction records that a transaction of t (owned by customerID, ""
+// for the platform) was inserted in q's database transaction.
+func (q Q) countTransaction(t Tenant, customerID string) error {
+	if q.counts == nil {
+		return errors.New("store: transactions are inserted inside InTx, which keeps their counts")
+	}
+	owner := scopePlatform
+	if customerID != "" {
+		owner = customerScopePrefix + customerID
+	}
+	q.counts[countKey{t.PlatformID, t.Env, scopeAll}]++
+	q.counts[countKey{t.PlatformID, t.Env, owner}]++
+	return nil
+}
+
+// run is fn followed by what the transaction defers to its end.
+func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.flushCounts(ctx)
+}
+
+// flushCounts adds the transaction's increments in one statement whose rows
+// are in key order. Taking the counter locks last and in one global order is
+// what keeps them from deadlocking on PostgreSQL: a transfer records the
+// sender's transaction before the ledger locks balances and the receiver's
+// after, so adding as each row is inserted would lock customer A's counter
+// then B's in one transfer and B's then A's in the reverse one. It also holds
+// the shared 'all' row only from here to the commit. The shard is picked once
+// per database transaction, so each scope it touched is one row.
+func (q Q) flushCounts(ctx context.Context) error {
+	if len(q.counts) == 0 {
+		return nil
+	}
+	type row struct {
+		countKey
+		shard int
+		n     int64
+	}
+	shard := rand.IntN(countShards)
+	rows := make([]row, 0, len(q.counts))
+	for k, n := range q.counts {
+		r := row{countKey: k, n: n}
+		if k.scope == scopeAll || k.scope == scopePlatform {
+			r.shard = shard
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.platformID, b.platformID), cmp.Compare(a.env, b.env),
+			cmp.Compare(a.scope, b.scope), cmp.Compare(a.shard, b.shard))
+	})
+	values := make([]string, len(rows))
+	args := make([]any, 0, 5*len(rows))
+	for i, r := range rows {
+		values[i] = "(?, ?, ?, ?, ?)"
+		args = append(args, r.platformID, r.env, r.scope, r.shard, r.n)
+	}
+	clear(q.counts)
+	_, err := q.exec(ctx, `INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES `+
+		strings.Join(values, ", ")+` ON CONFLICT (platform_id, env, scope, shard) DO UPDATE SET n = transaction_counts.n + excluded.n`,
+		args...)
+	return err
+}
+
+// countedScope is the one place that decides which filters have a counter:
+// none, CustomerID alone and PlatformOnly alone (ListTransactions has turned
+// PlatformCustomerID into CustomerID by then). The order and the cursor do
+// not change a count. Any other filter (type, status, accounts, card,
+// reference, dates, or two owner filters at once) is counted nowhere, and
+// ListTransactions runs COUNT(*).
+func countedScope(f TransactionFilter) (scope string, ok bool) {
+	rest := f
+	rest.CustomerID, rest.PlatformOnly, rest.Descending = "", false, false
+	switch {
+	case rest != (TransactionFilter{}):
+		return "", false
+	case f.CustomerID != "" && f.PlatformOnly:
+		return "", false
+	case f.CustomerID != "":
+		return customerScopePrefix + f.CustomerID, true
+	case f.PlatformOnly:
+		return scopePlatform, true
+	}
+	return scopeAll, true
+}
+
+// countTransactions is how many transactions of t match f, w being f as
+// conditions on transactions t.
+func (q Q) countTransactions(ctx context.Context, t Tenant, f TransactionFilter, w where) (int, error) {
+	var total int
+	// Inside a transaction that inserted some, the counters lag until commit.
+	if scope, ok := countedScope(f); ok && len(q.counts) == 0 {
+		err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM transaction_counts
+			WHERE platform_id = ? AND env = ? AND scope = ?`, t.PlatformID, t.Env, scope).Scan(&total)
+		return total, classify(err)
+	}
+	err := q.queryRow(ctx, `SELECT COUNT(*) FROM transactions t`+w.sql(), w.args...).Scan(&total)
+	return total, classify(err)
+}
+
+// RebuildTransactionCounts recomputes transaction_counts from the
+// transactions table, for tools that write transactions with SQL of their
+// own (paymentsbench seed). It replays the backfill of migration 0014, so
+// the two cannot drift. On PostgreSQL it holds off inserts into
+// transactions until it commits, so it is exact with servers running too.
+func (db *DB) RebuildTransactionCounts(ctx context.Context) error {
+	body, err := migrationFS.ReadFile("migrations/0014_transaction_counts.sql")
+	if err != nil {
+		return err
+	}
+	var backfill []string
+	for _, s := range statements(string(body)) {
+		if strings.HasPrefix(s, "INSERT INTO transaction_counts") {
+			backfill = append(backfill, s)
+		}
+	}
+	if len(backfill) == 0 {
+		return errors.New("store: migration 0014 has no backfill")
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		if tx.engine == Postgres {
+			if _, err := tx.exec(ctx, "LOCK TABLE transactions IN SHARE MODE"); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.exec(ctx, "DELETE FROM transaction_counts"); err != nil {
+			return err
+		}
+		for _, s := range backfill {
+			if _, err := tx.exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

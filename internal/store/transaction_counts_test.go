@@ -1,0 +1,359 @@
+package store_test
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
+)
+
+// txnRow is a transaction of customerID ("" for the platform's own).
+func txnRow(tn store.Tenant, customerID, typ, status string, at time.Time) store.Transaction {
+	return store.Transaction{ID: id.New(id.Transaction), Tenant: tn, Type: typ, Status: status, Direction: "CREDIT",
+		CustomerID: customerID, AccountID: "InternalAccount:a", Source: []byte(`{}`), Destination: []byte(`{}`),
+		SentAmount: 1, SentCurrency: "USD", Reference: "ref-" + typ, CreatedAt: at, UpdatedAt: at}
+}
+
+func mustCustomers(t *testing.T, db *store.DB, tn store.Tenant, pcids ...string) []string {
+	t.Helper()
+	now := db.Now().UTC().Truncate(time.Microsecond)
+	var ids []string
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		for _, p := range pcids {
+			c := custRow(tn, p, now)
+			ids = append(ids, c.ID)
+			if err := tx.InsertCustomer(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func mustInsert(t testing.TB, db *store.DB, xs ...store.Transaction) {
+	t.Helper()
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		for _, x := range xs {
+			if err := tx.InsertTransaction(ctx, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkCounters fails unless every scope's counter equals its true count.
+func checkCounters(t *testing.T, db *store.DB) map[string]int64 {
+	t.Helper()
+	got, want, err := db.TransactionCounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("counters %v, true counts %v", got, want)
+	}
+	return got
+}
+
+// listAll pages through f and checks totalCount on every page against the
+// rows listed in all.
+func listAll(t *testing.T, q store.Q, tn store.Tenant, f store.TransactionFilter) int {
+	t.Helper()
+	var totals []int
+	n, after := 0, ""
+	for {
+		rows, total, err := q.ListTransactions(ctx, tn, f, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		totals = append(totals, total)
+		n += len(rows)
+		if len(rows) < 3 {
+			break
+		}
+		after = rows[len(rows)-1].ID
+	}
+	for _, total := range totals {
+		if total != n {
+			t.Fatalf("filter %+v: totalCount per page %v, %d rows listed", f, totals, n)
+		}
+	}
+	return n
+}
+
+// totalCount of GET /transactions is exact for every counted scope and for
+// the filters that still count rows, in both orders and on every page, per
+// tenant.
+func TestTransactionCounts_ListTotals(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
+		cs := mustCustomers(t, db, sbx, "p-1", "p-2", "p-3")
+		other := mustCustomers(t, db, prd, "p-1")[0]
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		// Several per database transaction, mixing owners, and one at a time.
+		mustInsert(t, db, txnRow(sbx, cs[0], "INCOMING", "COMPLETED", now), txnRow(sbx, cs[1], "OUTGOING", "PENDING", now),
+			txnRow(sbx, "", "INCOMING", "COMPLETED", now), txnRow(sbx, cs[0], "OUTGOING", "COMPLETED", now))
+		for i := range 7 {
+			mustInsert(t, db, txnRow(sbx, cs[i%2], "INCOMING", "COMPLETED", now.Add(time.Duration(i)*time.Second)))
+		}
+		mustInsert(t, db, txnRow(sbx, "", "OUTGOING", "FAILED", now), txnRow(prd, other, "INCOMING", "COMPLETED", now))
+		checkCounters(t, db)
+
+		for _, c := range []struct {
+			f       store.TransactionFilter
+			want    int
+			counted bool
+		}{
+			{store.TransactionFilter{}, 12, true},
+			{store.TransactionFilter{Descending: true}, 12, true},
+			{store.TransactionFilter{CustomerID: cs[0]}, 6, true},
+			{store.TransactionFilter{CustomerID: cs[1], Descending: true}, 4, true},
+			{store.TransactionFilter{CustomerID: cs[2]}, 0, true},
+			{store.TransactionFilter{CustomerID: other}, 0, true}, // another tenant's customer
+			{store.TransactionFilter{PlatformOnly: true}, 2, true},
+			{store.TransactionFilter{PlatformCustomerID: "p-2"}, 4, true},
+			{store.TransactionFilter{PlatformCustomerID: "p-3"}, 0, true},
+			{store.TransactionFilter{PlatformCustomerID: "nobody"}, 0, true},
+			{store.TransactionFilter{Type: "OUTGOING"}, 3, false},
+			{store.TransactionFilter{CustomerID: cs[0], Status: "COMPLETED"}, 6, false},
+			{store.TransactionFilter{PlatformOnly: true, Type: "INCOMING"}, 1, false},
+			{store.TransactionFilter{Reference: "ref-INCOMING"}, 9, false},
+			{store.TransactionFilter{CreatedAfter: new(now.Add(3 * time.Second))}, 4, false},
+			// Another customer's platformCustomerId: no row, nothing counted.
+			{store.TransactionFilter{CustomerID: cs[0], PlatformCustomerID: "p-2"}, 0, true},
+			{store.TransactionFilter{CustomerID: cs[1], PlatformCustomerID: "p-2"}, 4, true},
+			{store.TransactionFilter{PlatformOnly: true, PlatformCustomerID: "p-2"}, 0, false},
+			{store.TransactionFilter{PlatformCustomerID: "p-2", Type: "INCOMING"}, 3, false},
+		} {
+			if got := store.Counted(c.f); got != c.counted {
+				t.Errorf("%+v: counted %v, want %v", c.f, got, c.counted)
+			}
+			if n := listAll(t, db.Read(), sbx, c.f); n != c.want {
+				t.Errorf("%+v: %d rows, want %d", c.f, n, c.want)
+			}
+		}
+		if n := listAll(t, db.Read(), prd, store.TransactionFilter{}); n != 1 {
+			t.Fatalf("production: %d", n)
+		}
+		if n := listAll(t, db.Read(), prd, store.TransactionFilter{PlatformCustomerID: "p-1"}); n != 1 {
+			t.Fatalf("production p-1: %d", n)
+		}
+
+		// A deleted customer's platformCustomerId no longer matches, and a
+		// new customer may take it.
+		c, err := db.Read().GetCustomer(ctx, sbx, cs[1], false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.DeletedAt = &now
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateCustomer(ctx, c) }); err != nil {
+			t.Fatal(err)
+		}
+		reused := mustCustomers(t, db, sbx, "p-2")[0]
+		mustInsert(t, db, txnRow(sbx, reused, "INCOMING", "COMPLETED", now))
+		if n := listAll(t, db.Read(), sbx, store.TransactionFilter{PlatformCustomerID: "p-2"}); n != 1 {
+			t.Fatalf("p-2 after reuse: %d", n)
+		}
+		if n := listAll(t, db.Read(), sbx, store.TransactionFilter{CustomerID: cs[1]}); n != 4 {
+			t.Fatalf("deleted customer by id: %d", n)
+		}
+		checkCounters(t, db)
+	})
+}
+
+// Inside a transaction that inserted rows, the total still includes them
+// (the counters only catch up at commit); a rolled-back insert is not
+// counted; inserting outside InTx is refused rather than left uncounted.
+func TestTransactionCounts_InsideTxAndRollback(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		c := mustCustomers(t, db, tn, "p-1")[0]
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		mustInsert(t, db, txnRow(tn, c, "INCOMING", "COMPLETED", now))
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertTransaction(ctx, txnRow(tn, c, "INCOMING", "COMPLETED", now)); err != nil {
+				return err
+			}
+			for _, f := range []store.TransactionFilter{{}, {CustomerID: c}} {
+				if _, total, err := tx.ListTransactions(ctx, tn, f, "", 10); err != nil || total != 2 {
+					t.Errorf("%+v inside the transaction: %d, %v", f, total, err)
+				}
+			}
+			return fmt.Errorf("roll back")
+		})
+		if err == nil {
+			t.Fatal("no rollback")
+		}
+		if n := listAll(t, db.Read(), tn, store.TransactionFilter{}); n != 1 {
+			t.Fatalf("after rollback: %d", n)
+		}
+		checkCounters(t, db)
+		if err := db.Write().InsertTransaction(ctx, txnRow(tn, c, "INCOMING", "COMPLETED", now)); err == nil {
+			t.Fatal("insert outside InTx accepted")
+		}
+	})
+}
+
+// The migration's backfill, and RebuildTransactionCounts (which replays
+// it), equal what the inserts counted one by one.
+func TestTransactionCounts_BackfillAndRebuild(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
+		cs := mustCustomers(t, db, sbx, "p-1", "p-2")
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		for i := range 20 {
+			owner := ""
+			if i%3 != 0 {
+				owner = cs[i%2]
+			}
+			mustInsert(t, db, txnRow(sbx, owner, "INCOMING", "COMPLETED", now), txnRow(prd, "", "INCOMING", "COMPLETED", now))
+		}
+		incremental := checkCounters(t, db)
+
+		// Migration 0014 run on a database that already holds transactions.
+		for _, q := range []string{"DROP TABLE transaction_counts", "DROP INDEX transactions_platform_own",
+			"DELETE FROM schema_migrations WHERE version = 14"} {
+			if err := db.ExecRaw(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := checkCounters(t, db); !maps.Equal(got, incremental) {
+			t.Fatalf("backfill %v, incremental %v", got, incremental)
+		}
+
+		// Rows written behind the store's back, and counters gone wrong.
+		if err := db.ExecRaw(ctx, `UPDATE transaction_counts SET n = n + 5 WHERE scope = 'all'`); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.ExecRaw(ctx, `INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES (?, ?, 'customer:gone', 3, 2)`,
+			p.ID, store.EnvSandbox); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RebuildTransactionCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := checkCounters(t, db); !maps.Equal(got, incremental) {
+			t.Fatalf("rebuilt %v, incremental %v", got, incremental)
+		}
+		mustInsert(t, db, txnRow(sbx, cs[0], "INCOMING", "COMPLETED", now))
+		checkCounters(t, db)
+	})
+}
+
+// Concurrent transfers keep the counters exact. Each inserts a sender's
+// transaction and then a receiver's, in crossing orders; on PostgreSQL none
+// may have to be retried (a deadlock or a serialization failure makes InTx
+// run fn again).
+func TestTransactionCounts_Concurrent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		cs := mustCustomers(t, db, tn, "p-0", "p-1", "p-2", "p-3")
+		cs = append(cs, "") // the platform
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		const workers, each = 8, 25
+		var calls atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := range workers {
+			wg.Go(func() {
+				for i := range each {
+					from, to := cs[(w+i)%len(cs)], cs[(w+2*i+1)%len(cs)]
+					err := db.InTx(ctx, func(tx *store.Tx) error {
+						calls.Add(1)
+						if err := tx.InsertTransaction(ctx, txnRow(tn, from, "OUTGOING", "PENDING", now)); err != nil {
+							return err
+						}
+						return tx.InsertTransaction(ctx, txnRow(tn, to, "INCOMING", "COMPLETED", now))
+					})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if db.Engine() == store.Postgres && calls.Load() != workers*each {
+			t.Errorf("%d attempts for %d transactions: some were retried", calls.Load(), workers*each)
+		}
+		got := checkCounters(t, db)
+		if got[p.ID+"/sandbox/all"] != 2*workers*each {
+			t.Fatalf("all = %d", got[p.ID+"/sandbox/all"])
+		}
+		if n := listAll(t, db.Read(), tn, store.TransactionFilter{}); n != 2*workers*each {
+			t.Fatalf("listed %d", n)
+		}
+	})
+}
+
+// Two transfers in opposite directions between the same customers, each
+// holding its first insert until the other has made its own: the pattern
+// that deadlocks if counters are locked as rows are inserted. PostgreSQL
+// only: SQLite has a single writer, so the second would wait for the first.
+func TestTransactionCounts_CrossingTransfersDoNotDeadlock(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		if e.Name != "postgres" {
+			continue
+		}
+		t.Run(e.Name, func(t *testing.T) {
+			db := e.Open(t)
+			p := mustPlatform(t, db, true)
+			tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+			cs := mustCustomers(t, db, tn, "a", "b")
+			now := db.Now().UTC().Truncate(time.Microsecond)
+			var calls atomic.Int64
+			var firstDone sync.WaitGroup
+			firstDone.Add(2)
+			var once [2]sync.Once
+			transfer := func(i int, from, to string) error {
+				return db.InTx(ctx, func(tx *store.Tx) error {
+					calls.Add(1)
+					if err := tx.InsertTransaction(ctx, txnRow(tn, from, "OUTGOING", "PENDING", now)); err != nil {
+						return err
+					}
+					once[i].Do(firstDone.Done)
+					firstDone.Wait()
+					return tx.InsertTransaction(ctx, txnRow(tn, to, "INCOMING", "COMPLETED", now))
+				})
+			}
+			errs := make(chan error, 2)
+			go func() { errs <- transfer(0, cs[0], cs[1]) }()
+			go func() { errs <- transfer(1, cs[1], cs[0]) }()
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if calls.Load() != 2 {
+				t.Fatalf("%d attempts for 2 transfers: one was retried", calls.Load())
+			}
+			checkCounters(t, db)
+		})
+	}
+}
