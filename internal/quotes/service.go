@@ -527,7 +527,7 @@ func (s *Service) checkVolume(ctx context.Context, q store.Q, t store.Tenant, us
 
 // addVolume counts an execution against the day's limit, or refuses it.
 func (s *Service) addVolume(ctx context.Context, tx *store.Tx, t store.Tenant, usd int64, now time.Time) error {
-	_, ok, err := tx.AddDailyVolume(ctx, t, now, usd, s.DailyVolumeLimit(t))
+	ok, err := tx.AddDailyVolume(ctx, t, now, usd, s.DailyVolumeLimit(t))
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 )
 
@@ -82,46 +81,6 @@ func (q Q) SetQuoteStatusByTransaction(ctx context.Context, t Tenant, transactio
 		AND transaction_id = ?`, status, toMicros(at), t.PlatformID, t.Env, transactionID)
 	return err
 }
-
-// DailyVolume is the tenant's executed USD volume (cents) on the UTC day
-// containing at.
-func (q Q) DailyVolume(ctx context.Context, t Tenant, at time.Time) (int64, error) {
-	var used int64
-	err := q.queryRow(ctx, `SELECT usd FROM daily_volumes WHERE platform_id = ? AND env = ? AND day = ?`,
-		t.PlatformID, t.Env, utcDay(at)).Scan(&used)
-	if err = classify(err); errors.Is(err, ErrNotFound) {
-		return 0, nil
-	}
-	return used, err
-}
-
-// AddDailyVolume adds usd to the tenant's volume of the UTC day containing
-// at, unless the total would exceed limit: then it changes nothing and
-// reports ok=false with the volume already used. Check and increment are one
-// statement, so concurrent transfers cannot both squeeze under the limit (on
-// PostgreSQL the row stays locked until the caller's transaction ends: call
-// it last).
-func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limit int64) (used int64, ok bool, err error) {
-	if usd > limit {
-		used, err = q.DailyVolume(ctx, t, at)
-		return used, false, err
-	}
-	var total int64
-	err = q.queryRow(ctx, `INSERT INTO daily_volumes (platform_id, env, day, usd) VALUES (?, ?, ?, ?)
-		ON CONFLICT (platform_id, env, day) DO UPDATE SET usd = daily_volumes.usd + excluded.usd
-		WHERE daily_volumes.usd + excluded.usd <= ? RETURNING usd`,
-		t.PlatformID, t.Env, utcDay(at), usd, limit).Scan(&total)
-	if err = classify(err); errors.Is(err, ErrNotFound) {
-		used, err = q.DailyVolume(ctx, t, at)
-		return used, false, err
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	return total - usd, true, nil
-}
-
-func utcDay(at time.Time) int64 { return toMicros(at) / int64(24*time.Hour/time.Microsecond) }
 
 // DueQuotes returns up to limit PENDING quotes (any tenant) whose expiresAt is
 // not after now, oldest expiry first.

@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// The daily volume limit (R-ERR-21) is checked and counted on every
+// execution. One row per tenant and day would make it exact, but on
+// PostgreSQL every transfer of the tenant would then queue on that row from
+// its update to its commit. So the day is split into volumeShards rows, each
+// allowed an equal share of the limit: an execution adds to one random shard
+// if it fits that shard's share (one conditional upsert, no wait on the
+// others); only when it does not fit does it lock every shard, in shard
+// order, and spread the amount over their remaining shares. No shard ever
+// passes its share, so the day never passes the limit, however many
+// executions run at once. The slow path takes the shard locks in one order
+// and the fast path holds at most one, so they cannot deadlock each other.
+const volumeShards = 8
+
+func utcDay(at time.Time) int64 { return toMicros(at) / int64(24*time.Hour/time.Microsecond) }
+
+// volumeShares splits limit into the shards' shares (the remainder to shard
+// 0).
+func volumeShares(limit int64) [volumeShards]int64 {
+	var caps [volumeShards]int64
+	for i := range caps {
+		caps[i] = limit / volumeShards
+	}
+	caps[0] += limit % volumeShards
+	return caps
+}
+
+// DailyVolume is the tenant's executed USD volume (cents) on the UTC day
+// containing at.
+func (q Q) DailyVolume(ctx context.Context, t Tenant, at time.Time) (int64, error) {
+	var used int64
+	err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(usd), 0) AS BIGINT) FROM daily_volumes
+		WHERE platform_id = ? AND env = ? AND day = ?`, t.PlatformID, t.Env, utcDay(at)).Scan(&used)
+	return used, classify(err)
+}
+
+// AddDailyVolume adds usd to the tenant's volume of the UTC day containing
+// at, unless the day's total would pass limit: then it changes nothing and
+// reports false. On PostgreSQL the shard rows it touched stay locked until
+// the caller's transaction ends: call it last.
+func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limit int64) (bool, error) {
+	if usd < 0 || usd > limit {
+		return false, nil
+	}
+	day := utcDay(at)
+	caps := volumeShares(limit)
+	if k := rand.IntN(volumeShards); usd <= caps[k] {
+		// A plain conditional UPDATE: on PostgreSQL a row it does not
+		// change stays unlocked (an upsert's DO UPDATE ... WHERE would lock
+		// it anyway, and the spread below would then deadlock on it). The
+		// day's first execution finds no rows and creates them below.
+		res, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd + ?
+			WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?`,
+			usd, t.PlatformID, t.Env, day, k, usd, caps[k])
+		if err != nil {
+			return false, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err == nil, err
+		}
+	}
+	return q.addVolumeSpread(ctx, t, day, usd, caps)
+}
+
+// addVolumeSpread locks all of the day's shards in order and spreads usd
+// over their remaining shares.
+func (q Q) addVolumeSpread(ctx context.Context, t Tenant, day, usd int64, caps [volumeShards]int64) (bool, error) {
+	values := make([]string, volumeShards)
+	args := make([]any, 0, 4*volumeShards)
+	for k := range volumeShards {
+		values[k] = "(?, ?, ?, ?, 0)"
+		args = append(args, t.PlatformID, t.Env, day, k)
+	}
+	if _, err := q.exec(ctx, `INSERT INTO daily_volumes (platform_id, env, day, shard, usd) VALUES `+
+		strings.Join(values, ", ")+` ON CONFLICT (platform_id, env, day, shard) DO NOTHING`, args...); err != nil {
+		return false, err
+	}
+	rows, err := q.query(ctx, `SELECT shard, usd FROM daily_volumes WHERE platform_id = ? AND env = ? AND day = ?
+		ORDER BY shard`+q.forUpdate(), t.PlatformID, t.Env, day)
+	if err != nil {
+		return false, err
+	}
+	var room [volumeShards]int64
+	var free int64
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var k int
+		var used int64
+		if err := r.Scan(&k, &used); err != nil {
+			return err
+		}
+		if k >= 0 && k < volumeShards {
+			room[k] = max(0, caps[k]-used)
+			free += room[k]
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if usd > free {
+		return false, nil
+	}
+	for k := 0; usd > 0; k++ {
+		add := min(usd, room[k])
+		if add == 0 {
+			continue
+		}
+		if _, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd + ? WHERE platform_id = ? AND env = ? AND day = ? AND shard = ?`,
+			add, t.PlatformID, t.Env, day, k); err != nil {
+			return false, err
+		}
+		usd -= add
+	}
+	return true, nil
+}
