@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/paymentsd/paymentsd/internal/pricing"
@@ -64,6 +65,13 @@ func TestQuotes_SameCurrency_Execute_R_QUOTE_01_11_22_23_27_35(t *testing.T) {
 		var types []string
 		for _, ev := range e.acEvents(t, txID) {
 			types = append(types, ev["type"].(string))
+			// Each event's data is the transaction as that step left it,
+			// though PROCESSING and COMPLETED are written at once.
+			data, _ := ev["data"].(map[string]any)
+			if _, status, _ := strings.Cut(ev["type"].(string), "."); data["status"] != status ||
+				(status == "COMPLETED") != (data["settledAt"] != nil) {
+				t.Fatalf("event %s carries %v", ev["type"], data)
+			}
 		}
 		if len(types) != 3 || types[0] != "OUTGOING_PAYMENT.PENDING" || types[1] != "OUTGOING_PAYMENT.PROCESSING" || types[2] != "OUTGOING_PAYMENT.COMPLETED" {
 			t.Fatalf("events %v", types)

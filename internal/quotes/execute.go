@@ -128,16 +128,17 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 	} else {
 		ch.LedgerTransferID = transfers[0].ID
 	}
-	if _, err := transactions.Transition(ctx, tx, t, q.TransactionID, ch); err != nil {
+	changes := []transactions.Change{ch}
+	if p.To == ToInternal {
+		// Internal transfers (and the sandbox's simulated pull) are
+		// instant: PROCESSING, then COMPLETED, in one write.
+		changes = append(changes, transactions.Change{Status: transactions.StatusCompleted, SettledAt: &now})
+	}
+	if _, err := transactions.Transitions(ctx, tx, t, q.TransactionID, changes...); err != nil {
 		return Quote{}, err
 	}
 	switch p.To {
 	case ToInternal:
-		// Internal transfers (and the sandbox's simulated pull) are instant.
-		if _, err := transactions.Transition(ctx, tx, t, q.TransactionID,
-			transactions.Change{Status: transactions.StatusCompleted, SettledAt: &now}); err != nil {
-			return Quote{}, err
-		}
 		if p.DestCustomerID != "" && p.Funding != FundPull {
 			received := q.TotalReceivingAmount
 			if _, err := transactions.Record(ctx, tx, t, transactions.New{

@@ -114,6 +114,15 @@ var QuoteStatuses = []string{StatusPending, StatusPendingAuthorization, StatusPr
 // transaction as it is afterwards. A Status equal to the current one is no
 // status change (no event).
 func Transition(ctx context.Context, tx *store.Tx, t store.Tenant, transactionID string, ch Change) (Transaction, error) {
+	return Transitions(ctx, tx, t, transactionID, ch)
+}
+
+// Transitions is Transition for several changes made at once (an internal
+// transfer goes PROCESSING then COMPLETED in one database transaction): each
+// change is checked and emits its events, data the transaction as that
+// change left it, as if Transition ran once per change; the row and the
+// quote's status are written once.
+func Transitions(ctx context.Context, tx *store.Tx, t store.Tenant, transactionID string, chs ...Change) (Transaction, error) {
 	row, err := tx.GetTransactionForUpdate(ctx, t, transactionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Transaction{}, notFound(transactionID)
@@ -121,9 +130,60 @@ func Transition(ctx context.Context, tx *store.Tx, t store.Tenant, transactionID
 	if err != nil {
 		return Transaction{}, err
 	}
-	statusChanged := ch.Status != "" && ch.Status != row.Status
+	type event struct {
+		typ string
+		out Transaction
+	}
+	var evs []event
+	var out Transaction
+	quoteStatus := ""
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	for _, ch := range chs {
+		statusChanged, refundEvent, err := apply(&row, ch)
+		if err != nil {
+			return Transaction{}, err
+		}
+		row.UpdatedAt = now
+		// row is what will be stored (every column is written as is).
+		if out, err = Render(row); err != nil {
+			return Transaction{}, err
+		}
+		if statusChanged {
+			if row.QuoteID != "" && slices.Contains(QuoteStatuses, row.Status) {
+				quoteStatus = row.Status
+			}
+			if typ := EventType(out.Type, out.Status); typ != "" {
+				evs = append(evs, event{typ, out})
+			}
+		}
+		if refundEvent != "" {
+			if typ := EventType(out.Type, refundEvent); typ != "" {
+				evs = append(evs, event{typ, out})
+			}
+		}
+	}
+	if err := tx.UpdateTransaction(ctx, row); err != nil {
+		return Transaction{}, err
+	}
+	if quoteStatus != "" {
+		if err := tx.SetQuoteStatusByTransaction(ctx, t, row.ID, quoteStatus, now); err != nil {
+			return Transaction{}, err
+		}
+	}
+	for _, e := range evs {
+		if _, err := events.Emit(ctx, tx, t, e.typ, e.out.ID, e.out); err != nil {
+			return Transaction{}, err
+		}
+	}
+	return out, nil
+}
+
+// apply makes one change to row in memory. It reports whether the status
+// changed and the refund event the change calls for ("" for none).
+func apply(row *store.Transaction, ch Change) (statusChanged bool, refundEvent string, err error) {
+	statusChanged = ch.Status != "" && ch.Status != row.Status
 	if statusChanged && !Allowed(row.Type, row.Status, ch.Status) {
-		return Transaction{}, fmt.Errorf("%w: %s %s from %s to %s", ErrRefusedTransition, row.Type, row.ID, row.Status, ch.Status)
+		return false, "", fmt.Errorf("%w: %s %s from %s to %s", ErrRefusedTransition, row.Type, row.ID, row.Status, ch.Status)
 	}
 	if statusChanged {
 		row.Status = ch.Status
@@ -146,15 +206,14 @@ func Transition(ctx context.Context, tx *store.Tx, t store.Tenant, transactionID
 	}
 	if ch.SourceRailDetails != nil {
 		if row.Source, err = setRailDetails(row.Source, ch.SourceRailDetails); err != nil {
-			return Transaction{}, err
+			return false, "", err
 		}
 	}
 	if ch.DestinationRailDetails != nil {
 		if row.Destination, err = setRailDetails(row.Destination, ch.DestinationRailDetails); err != nil {
-			return Transaction{}, err
+			return false, "", err
 		}
 	}
-	refundEvent := ""
 	if ch.Refund != nil {
 		var old Refund
 		if len(row.Refund) > 0 {
@@ -167,42 +226,13 @@ func Transition(ctx context.Context, tx *store.Tx, t store.Tenant, transactionID
 			r.SettledAt = &s
 		}
 		if row.Refund, err = json.Marshal(r); err != nil {
-			return Transaction{}, err
+			return false, "", err
 		}
 		if r.Status != "" && r.Status != old.Status {
 			refundEvent = "REFUND_" + r.Status
 		}
 	}
-	now := tx.Now().UTC().Truncate(time.Microsecond)
-	row.UpdatedAt = now
-	if err := tx.UpdateTransaction(ctx, row); err != nil {
-		return Transaction{}, err
-	}
-	if statusChanged && row.QuoteID != "" && slices.Contains(QuoteStatuses, row.Status) {
-		if err := tx.SetQuoteStatusByTransaction(ctx, t, row.ID, row.Status, now); err != nil {
-			return Transaction{}, err
-		}
-	}
-	// row is what was just stored (every column is written as is).
-	out, err := Render(row)
-	if err != nil {
-		return Transaction{}, err
-	}
-	if statusChanged {
-		if typ := EventType(out.Type, out.Status); typ != "" {
-			if _, err := events.Emit(ctx, tx, t, typ, out.ID, out); err != nil {
-				return Transaction{}, err
-			}
-		}
-	}
-	if refundEvent != "" {
-		if typ := EventType(out.Type, refundEvent); typ != "" {
-			if _, err := events.Emit(ctx, tx, t, typ, out.ID, out); err != nil {
-				return Transaction{}, err
-			}
-		}
-	}
-	return out, nil
+	return statusChanged, refundEvent, nil
 }
 
 // setRailDetails replaces railDetails in a side's stored JSON object.
