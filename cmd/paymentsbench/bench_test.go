@@ -278,7 +278,8 @@ func engines() []string {
 }
 
 // The invariant SQL passes on a consistent ledger and catches a balance
-// row that disagrees with its postings and an unbalanced transfer.
+// row that disagrees with its postings, a statement bucket that does, and an
+// unbalanced transfer.
 func TestLedgerChecksSQL(t *testing.T) {
 	for _, engine := range engines() {
 		t.Run(engine, func(t *testing.T) {
@@ -316,6 +317,16 @@ func TestLedgerChecksSQL(t *testing.T) {
 				t.Fatalf("after corrupting a balance: %v", f)
 			}
 			if _, err := sqlDB.Exec("UPDATE ledger_balances SET posted = posted - 5 WHERE posted = 305"); err != nil {
+				t.Fatal(err)
+			}
+			// Statement buckets that miss a posting (as raw SQL leaves them).
+			if _, err := sqlDB.Exec("UPDATE ledger_posting_buckets SET amount = amount + 1 WHERE span = 3600000000"); err != nil {
+				t.Fatal(err)
+			}
+			if f := failing(); !f["db: statement buckets equal the sums of their postings"] || len(f) != 1 {
+				t.Fatalf("after corrupting the buckets: %v", f)
+			}
+			if _, err := sqlDB.Exec("UPDATE ledger_posting_buckets SET amount = amount - 1 WHERE span = 3600000000"); err != nil {
 				t.Fatal(err)
 			}
 			// A posting that makes a transfer (and the currency) unbalanced.

@@ -66,8 +66,9 @@ func (c *dbChecker) count(ctx context.Context, q string, args ...any) (int64, er
 }
 
 // LedgerChecks: every transfer sums to zero per currency, every balance
-// row equals its posted postings, no INTERNAL account is negative, and the
-// posted postings of each currency sum to zero.
+// row equals its posted postings, no INTERNAL account is negative, the
+// posted postings of each currency sum to zero, and every statement bucket
+// equals its postings.
 func (c *dbChecker) LedgerChecks(ctx context.Context) []CheckResult {
 	var out []CheckResult
 	add := func(name string, n int64, err error, what string) {
@@ -94,6 +95,18 @@ func (c *dbChecker) LedgerChecks(ctx context.Context) []CheckResult {
 	n, err = c.count(ctx, `SELECT COUNT(*) FROM (SELECT currency FROM ledger_postings
 		WHERE platform_id = ? AND env = ? AND NOT pending GROUP BY currency HAVING SUM(amount) <> 0) x`, c.platform, c.env)
 	add("db: posted postings sum to zero per currency (money conserved in the ledger)", n, err, "currencies do not sum to zero")
+	// The same buckets as migration 0013 and store.RebuildLedgerPostingBuckets.
+	n, err = c.count(ctx, `SELECT COUNT(*) FROM (SELECT account_id, span, bucket_start FROM (
+			SELECT k.account_id, k.span, k.bucket_start, k.amount AS stored, 0 AS summed
+			FROM ledger_posting_buckets k JOIN ledger_accounts a ON a.id = k.account_id
+			WHERE a.platform_id = ? AND a.env = ?
+			UNION ALL
+			SELECT p.account_id, s.span, p.created_at - ((p.created_at % s.span) + s.span) % s.span, 0, p.amount
+			FROM ledger_postings p JOIN ledger_balances b ON b.account_id = p.account_id
+			CROSS JOIN (SELECT 3600000000 AS span UNION ALL SELECT 86400000000) s
+			WHERE NOT p.pending AND p.platform_id = ? AND p.env = ?
+		) u GROUP BY account_id, span, bucket_start HAVING SUM(stored) <> SUM(summed)) x`, c.platform, c.env, c.platform, c.env)
+	add("db: statement buckets equal the sums of their postings", n, err, "buckets differ from their postings")
 	return out
 }
 

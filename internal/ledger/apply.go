@@ -24,7 +24,9 @@ import (
 // batches never deadlock on them and every overdraft check sees the latest
 // committed balance; each row then changes in one conditional UPDATE
 // (unchanged version and, for INTERNAL accounts, no negative available
-// balance). Hot accounts are neither locked nor updated.
+// balance). The same locks cover their statement buckets (the sums per hour
+// and day that LedgerPostedSumBefore reads). Hot accounts are neither locked
+// nor updated, and have no buckets.
 func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch []TransferSpec) ([]Transfer, error) {
 	if len(batch) == 0 {
 		return nil, nil
@@ -169,7 +171,7 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 	}
 
 	// 6. Write: transfers (in batch order, so one may name an earlier one),
-	// postings, then the balance rows.
+	// postings and their buckets, then the balance rows.
 	trRows := make([]store.LedgerTransfer, len(out))
 	var psRows []store.LedgerPosting
 	for i, tr := range out {
@@ -192,6 +194,17 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 		return nil, err
 	}
 	if err := tx.InsertLedgerPostings(ctx, psRows); err != nil {
+		return nil, err
+	}
+	// Statement buckets, for the accounts whose balance rows we hold locked
+	// (hot accounts have none: buckets must not make them contended).
+	var bucketed []store.LedgerPosting
+	for _, ps := range psRows {
+		if !ps.Pending && !states[ps.AccountID].acct.Hot {
+			bucketed = append(bucketed, ps)
+		}
+	}
+	if err := tx.AddLedgerPostingBuckets(ctx, bucketed); err != nil {
 		return nil, err
 	}
 	for _, c := range changes {

@@ -18,7 +18,9 @@ import (
 //     every balance row equals the sum of its account's postings (posted, and
 //     pending of unresolved holds);
 //   - no INTERNAL account has a negative available balance;
-//   - per currency, posted balances sum to zero and so do pending ones.
+//   - per currency, posted balances sum to zero and so do pending ones;
+//   - every statement bucket (hour and day sums of an account's posted
+//     postings) equals the sum of its postings.
 //
 // It reads every posting of the tenant: it is for tests and operators, not
 // for request paths. It reads outside a transaction, so run it while the
@@ -106,6 +108,14 @@ func (s *Service) Audit(ctx context.Context, t store.Tenant) error {
 		if per[c].posted != 0 || per[c].pending != 0 {
 			bad("%s: balances sum to posted %d, pending %d (want 0, 0)", c, per[c].posted, per[c].pending)
 		}
+	}
+	buckets, err := q.LedgerBucketMismatches(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, m := range buckets {
+		bad("account %s: bucket of %d µs at %d holds %d, postings say %d",
+			m.AccountID, m.Span, m.BucketStart, m.Stored, m.Postings)
 	}
 	if len(problems) == 0 {
 		return nil

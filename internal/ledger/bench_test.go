@@ -1,8 +1,10 @@
 package ledger_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
@@ -70,6 +72,49 @@ func BenchmarkCommitTransfer(b *testing.B) {
 							commit(r, 1)
 						}
 					})
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkLedgerPostedSumBefore reads an account's posted balance at a
+// random instant of its history (a statement's opening or closing balance)
+// when the account has 10k and 200k postings spread over the same 30 days,
+// the shape `paymentsbench seed` gives a database. The cost should not grow
+// with the number of postings.
+//
+//	go test -run '^$' -bench LedgerPostedSumBefore -benchtime 2000x ./internal/ledger/
+func BenchmarkLedgerPostedSumBefore(b *testing.B) {
+	const span = 30 * 24 * time.Hour
+	for _, e := range storetest.Engines(b) {
+		for _, n := range []int{10_000, 200_000} {
+			b.Run(fmt.Sprintf("%s/postings=%d", e.Name, n), func(b *testing.B) {
+				db := e.Open(b)
+				f := newFixture(b, db)
+				world := f.system(b, ledger.CodeWorld, "USD")
+				a := f.internal(b, "USD")
+				base := time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC)
+				const perBatch = 100
+				for i := 0; i < n; i += perBatch {
+					clock := base.Add(span * time.Duration(i) / time.Duration(n))
+					db.SetClock(func() time.Time { return clock })
+					batch := make([]ledger.TransferSpec, perBatch)
+					for j := range batch {
+						batch[j] = ledger.TransferSpec{Postings: mv(world, a, 1)}
+					}
+					if _, err := f.l.Commit(ctx, f.t, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				db.SetClock(time.Now)
+				q := db.Read()
+				r := rand.New(rand.NewPCG(1, 2))
+				for b.Loop() {
+					at := base.Add(time.Duration(r.Int64N(int64(span))))
+					if _, err := q.LedgerPostedSumBefore(ctx, f.t, a.ID, &at); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 		}

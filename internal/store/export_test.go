@@ -6,7 +6,8 @@ import (
 	"database/sql"
 )
 
-// Hooks for the external tests of this package.
+// Hooks for the external tests of this package (some damage or rewind the
+// schema).
 
 // Counted reports whether ListTransactions reads f's total from
 // transaction_counts (once it has resolved PlatformCustomerID).
@@ -68,4 +69,26 @@ func (db *DB) TransactionCounts(ctx context.Context) (counters, truth map[string
 		return nil
 	})
 	return counters, truth, err
+}
+
+type LedgerBucketKey struct {
+	AccountID         string
+	Span, BucketStart int64
+}
+
+// LedgerBucketsForTest reads every bucket's amount.
+func (db *DB) LedgerBucketsForTest(ctx context.Context) (map[LedgerBucketKey]int64, error) {
+	rows, err := db.Read().query(ctx, "SELECT account_id, span, bucket_start, amount FROM ledger_posting_buckets")
+	if err != nil {
+		return nil, err
+	}
+	out := map[LedgerBucketKey]int64{}
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var acct string
+		var span, start, amount int64
+		err := r.Scan(&acct, &span, &start, &amount)
+		out[LedgerBucketKey{acct, span, start}] = amount
+		return err
+	})
+	return out, err
 }

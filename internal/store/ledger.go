@@ -565,22 +565,6 @@ func (q Q) LedgerStatement(ctx context.Context, t Tenant, accountID string, from
 	return out, err
 }
 
-// LedgerPostedSumBefore sums an account's posted postings created before at
-// (all of them when at is nil): its posted balance at that instant.
-func (q Q) LedgerPostedSumBefore(ctx context.Context, t Tenant, accountID string, at *time.Time) (int64, error) {
-	w := where{}
-	w.add("account_id = ?", accountID)
-	w.add("NOT pending")
-	w.add("platform_id = ?", t.PlatformID)
-	w.add("env = ?", t.Env)
-	if at != nil {
-		w.add("created_at < ?", toMicros(*at))
-	}
-	var sum int64
-	err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM ledger_postings`+w.sql(), w.args...).Scan(&sum)
-	return sum, classify(err)
-}
-
 // LedgerCounts counts a tenant's ledger rows.
 type LedgerCounts struct {
 	Accounts, Transfers, Postings int64
