@@ -25,3 +25,7 @@ FROM (SELECT platform_id, env, executed_at / 86400000000 AS day, CAST(SUM(usd_eq
       GROUP BY platform_id, env, executed_at / 86400000000) v
 CROSS JOIN (SELECT 0 AS shard UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
             UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) k;
+
+-- Nothing sums executed quotes any more; their index only cost every
+-- execution an index write.
+DROP INDEX IF EXISTS quotes_executed_volume;
