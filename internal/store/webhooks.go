@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 )
@@ -73,97 +75,239 @@ type Claim struct {
 	Event Event
 }
 
-// ClaimDeliveries leases up to limit due deliveries to token until now+lease
-// and counts the attempt. A tenant never gets more than perTenant leases at a
-// time (as seen by this transaction), so one slow receiver cannot take every
-// worker: tenants at their cap are filtered out in SQL, and a backlog of one
-// tenant within the candidates is capped here (candidates are over-fetched so
-// that others behind it still get their turn). Rows come oldest due first,
-// which keeps each tenant roughly in order.
+// ClaimRequest says what one claim may take.
+type ClaimRequest struct {
+	Token     string        // the lease token of every delivery taken
+	Lease     time.Duration // how long the leases last
+	Limit     int           // at most this many deliveries
+	PerTenant int           // at most this many live leases per tenant, counting those held already
+	// Finished names deliveries whose attempts are over but whose outcomes
+	// are not written yet. Their leases still hold, so no one else takes
+	// them, but they occupy no worker, and the cap is about workers.
+	Finished []string
+	// Busy says the caller's last claim found work, so the read that spares
+	// idle nodes a write transaction would only cost a round trip.
+	Busy bool
+	// PastCapped lets the claim look behind the oldest due deliveries when
+	// tenants at their cap hold them all. That scan costs as much as the
+	// backlog it passes, so a caller whose last look found nothing
+	// (ClaimResult.Blocked) should wait a while before asking again.
+	PastCapped bool
+}
+
+// ClaimResult is what one claim took.
+type ClaimResult struct {
+	Claims []Claim
+	// Blocked: the claim took fewer than Limit because tenants at their cap
+	// hold the oldest due deliveries, and it found nothing it could take
+	// behind them (or was not asked to look).
+	Blocked bool
+}
+
+// claimOverfetch is how many due rows a claim reads per delivery it may
+// take, so that a capped tenant's rows at the head of the queue leave room
+// for the others behind them.
+const claimOverfetch = 4
+
+// ClaimDeliveries claims as ClaimBatch does, looking past capped tenants.
+func (db *DB) ClaimDeliveries(ctx context.Context, token string, lease time.Duration, limit, perTenant int) ([]Claim, error) {
+	res, err := db.ClaimBatch(ctx, ClaimRequest{Token: token, Lease: lease, Limit: limit, PerTenant: perTenant, PastCapped: true})
+	return res.Claims, err
+}
+
+// ClaimBatch leases up to req.Limit due deliveries to req.Token until
+// now+req.Lease and counts their attempts, in one transaction. Rows come
+// oldest due first, which keeps each tenant roughly in order. A tenant never
+// gets more than req.PerTenant leases at a time (as seen by this
+// transaction), so one slow receiver cannot take every worker.
+//
+// The cost grows with the rows claimed, not with the backlog: the live
+// leases are counted once per tenant (one GROUP BY over the leased rows),
+// only a head of the queue a few times req.Limit long is read, and tenants
+// at their cap are passed over in Go. Only when they fill that whole head,
+// and req.PastCapped, does a second read skip them in SQL, which walks
+// their backlog.
 //
 // Two workers never hold the same row: on PostgreSQL the candidates are
 // locked FOR UPDATE SKIP LOCKED (a concurrent claimer skips them instead of
 // waiting), and the UPDATE re-checks that the row is unleased; SQLite has one
 // writer, so the check alone is enough.
-func (db *DB) ClaimDeliveries(ctx context.Context, token string, lease time.Duration, limit, perTenant int) ([]Claim, error) {
-	// Idle nodes poll often; a read first keeps them from taking the write
-	// lock (SQLite) or row locks (PostgreSQL) when nothing is due.
-	now := toMicros(db.now())
-	var one int
-	err := db.Read().queryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE state = 'PENDING' AND next_attempt_at <= ?
-		AND (lease_until IS NULL OR lease_until < ?) LIMIT 1`, now, now).Scan(&one)
-	if errors.Is(classify(err), ErrNotFound) {
-		return nil, nil
+func (db *DB) ClaimBatch(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	if !req.Busy {
+		// Idle nodes poll often; a read first keeps them from taking the
+		// write lock (SQLite) or row locks (PostgreSQL) when nothing is due.
+		now := toMicros(db.now())
+		var one int
+		err := db.Read().queryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE state = 'PENDING' AND next_attempt_at <= ?
+			AND (lease_until IS NULL OR lease_until < ?) LIMIT 1`, now, now).Scan(&one)
+		if errors.Is(classify(err), ErrNotFound) {
+			return ClaimResult{}, nil
+		}
+		if err != nil {
+			return ClaimResult{}, classify(err)
+		}
 	}
-	if err != nil {
-		return nil, classify(err)
-	}
-	var out []Claim
-	err = db.InTx(ctx, func(tx *Tx) error {
-		out = nil
+	var res ClaimResult
+	err := db.InTx(ctx, func(tx *Tx) error {
 		now := tx.Now()
-		picked, err := tx.claimCandidates(ctx, now, limit, perTenant)
+		picked, blocked, err := tx.pickDue(ctx, now, req)
 		if err != nil {
 			return err
 		}
-		until := now.Add(lease)
-		for _, c := range picked {
-			res, err := tx.exec(ctx, `UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?, attempts = attempts + 1,
-				updated_at = ? WHERE event_id = ? AND state = 'PENDING' AND (lease_until IS NULL OR lease_until < ?)`,
-				token, toMicros(until), toMicros(now), c.EventID, toMicros(now))
-			if err := affectedOne(res, err); errors.Is(err, ErrNotFound) {
-				continue // taken meanwhile; only possible without row locks
-			} else if err != nil {
-				return err
-			}
-			c.LeaseToken, c.LeaseUntil, c.Attempts = token, &until, c.Attempts+1
-			out = append(out, c)
-		}
-		return nil
+		claims, err := tx.lease(ctx, picked, req.Token, now, now.Add(req.Lease))
+		res = ClaimResult{Claims: claims, Blocked: blocked}
+		return err
 	})
-	return out, err
+	return res, err
 }
 
-// claimCandidates reads (and on PostgreSQL locks) the due deliveries a claim
-// may take, at most limit and at most perTenant per tenant including those
-// already in flight.
-func (tx *Tx) claimCandidates(ctx context.Context, at time.Time, limit, perTenant int) ([]Claim, error) {
+// candidate is a due delivery and how many live leases its tenant held when
+// it was read.
+type candidate struct {
+	Claim
+	held int
+}
+
+// pickDue chooses up to req.Limit due deliveries, oldest first, at most
+// req.PerTenant per tenant counting the leases they hold. blocked: see
+// ClaimResult.
+func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (picked []Claim, blocked bool, err error) {
+	held := map[Tenant]int{}
+	pick := func(cs []candidate) {
+		for _, c := range cs {
+			if _, seen := held[c.Tenant]; !seen {
+				held[c.Tenant] = c.held
+			}
+			if len(picked) < req.Limit && held[c.Tenant] < req.PerTenant {
+				held[c.Tenant]++
+				picked = append(picked, c.Claim)
+			}
+		}
+	}
+	head := min(claimOverfetch*req.Limit, 400)
+	cs, err := tx.dueDeliveries(ctx, at, req.Finished, nil, nil, head)
+	if err != nil {
+		return nil, false, err
+	}
+	pick(cs)
+	if len(cs) < head || len(picked) == req.Limit {
+		return picked, false, nil
+	}
+	if !req.PastCapped {
+		return picked, true, nil
+	}
+	var capped []Tenant
+	for t, n := range held {
+		if n >= req.PerTenant {
+			capped = append(capped, t)
+		}
+	}
+	// A stable statement text, so PostgreSQL reuses its prepared plan.
+	slices.SortFunc(capped, func(a, b Tenant) int {
+		return cmp.Or(cmp.Compare(a.PlatformID, b.PlatformID), cmp.Compare(a.Env, b.Env))
+	})
+	more, err := tx.dueDeliveries(ctx, at, req.Finished, &cs[len(cs)-1].Claim, capped,
+		min(claimOverfetch*(req.Limit-len(picked)), 400))
+	if err != nil {
+		return nil, false, err
+	}
+	before := len(picked)
+	pick(more)
+	return picked, len(picked) == before, nil
+}
+
+// dueDeliveries reads (and on PostgreSQL locks) up to limit due, unleased
+// deliveries with their events, oldest due first: after `after` if set, and
+// not of the tenants in skip. With each comes its tenant's count of live
+// leases, leaving out those of finished (see ClaimRequest.Finished). The
+// counts are one GROUP BY per statement over the leased rows only (index
+// webhook_deliveries_leased): those in flight, and those a dead node left
+// until they expire.
+func (tx *Tx) dueDeliveries(ctx context.Context, at time.Time, finished []string, after *Claim, skip []Tenant, limit int) ([]candidate, error) {
 	now := toMicros(at)
-	inFlight := `(SELECT COUNT(*) FROM webhook_deliveries b WHERE b.platform_id = d.platform_id AND b.env = d.env
-		AND b.lease_until >= ?)`
-	query := `SELECT ` + deliveryCols + `, e.type, e.resource_id, e.envelope, e.created_at, ` + inFlight + `
+	held := `SELECT platform_id, env, COUNT(*) AS n FROM webhook_deliveries WHERE lease_until >= ?`
+	args := []any{now}
+	if len(finished) > 0 {
+		held += ` AND event_id NOT IN (` + hookInList(len(finished)) + `)`
+		for _, id := range finished {
+			args = append(args, id)
+		}
+	}
+	query := `WITH held AS (` + held + ` GROUP BY platform_id, env)
+		SELECT ` + deliveryCols + `, e.type, e.resource_id, e.envelope, e.created_at, COALESCE(h.n, 0)
 		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)
-		AND ` + inFlight + ` < ? ORDER BY d.next_attempt_at, d.event_id LIMIT ?`
+		LEFT JOIN held h ON h.platform_id = d.platform_id AND h.env = d.env
+		WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)`
+	args = append(args, now, now)
+	if after != nil {
+		query += ` AND (d.next_attempt_at, d.event_id) > (?, ?)`
+		args = append(args, toMicros(after.NextAttemptAt), after.EventID)
+	}
+	for _, t := range skip {
+		query += ` AND NOT (d.platform_id = ? AND d.env = ?)`
+		args = append(args, t.PlatformID, t.Env)
+	}
+	query += ` ORDER BY d.next_attempt_at, d.event_id LIMIT ?`
+	args = append(args, limit)
 	if tx.engine == Postgres {
 		query += ` FOR UPDATE OF d SKIP LOCKED`
 	}
-	rows, err := tx.query(ctx, query, now, now, now, now, perTenant, min(4*limit, 400))
+	rows, err := tx.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	busy := map[Tenant]int{}
-	var picked []Claim
+	var out []candidate
 	for rows.Next() {
-		var c Claim
+		var c candidate
 		var env string
 		var created int64
-		var n int
-		if c.Delivery, err = scanDelivery(rows, &c.Event.Type, &c.Event.ResourceID, &env, &created, &n); err != nil {
+		if c.Delivery, err = scanDelivery(rows, &c.Event.Type, &c.Event.ResourceID, &env, &created, &c.held); err != nil {
 			return nil, err
 		}
 		c.Event.ID, c.Event.Tenant, c.Event.Envelope, c.Event.CreatedAt = c.EventID, c.Tenant, []byte(env), fromMicros(created)
-		if _, seen := busy[c.Tenant]; !seen {
-			busy[c.Tenant] = n
-		}
-		if busy[c.Tenant] >= perTenant || len(picked) == limit {
-			continue
-		}
-		busy[c.Tenant]++
-		picked = append(picked, c)
+		out = append(out, c)
 	}
-	return picked, classify(rows.Err())
+	return out, classify(rows.Err())
+}
+
+// lease gives the picked deliveries to token in one statement and returns
+// those it got. The WHERE re-checks that each is still unleased.
+func (tx *Tx) lease(ctx context.Context, picked []Claim, token string, now, until time.Time) ([]Claim, error) {
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	args := []any{token, toMicros(until), toMicros(now)}
+	for _, c := range picked {
+		args = append(args, c.EventID)
+	}
+	args = append(args, toMicros(now))
+	rows, err := tx.query(ctx, `UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?, attempts = attempts + 1,
+		updated_at = ? WHERE event_id IN (`+hookInList(len(picked))+`) AND state = 'PENDING'
+		AND (lease_until IS NULL OR lease_until < ?) RETURNING event_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	leased := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify(err)
+		}
+		leased[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	var out []Claim
+	for _, c := range picked {
+		if leased[c.EventID] { // not: taken meanwhile, only possible without row locks
+			c.LeaseToken, c.LeaseUntil, c.Attempts = token, &until, c.Attempts+1
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // LeaseDelivery leases one pending delivery to token (for a delivery made
@@ -485,4 +629,9 @@ func (db *DB) WebhookSigningKey(ctx context.Context, name string, generate func(
 		return nil, classify(err)
 	}
 	return []byte(pem), nil
+}
+
+// hookInList returns "?, ?, …" for n values.
+func hookInList(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
