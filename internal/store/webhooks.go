@@ -332,14 +332,84 @@ type DeliveryOutcome struct {
 // only while token still holds it. ErrNotFound means the lease was lost (it
 // expired and another worker took the row): the caller's outcome is stale.
 func (q Q) FinishDelivery(ctx context.Context, eventID, token string, o DeliveryOutcome) error {
-	next := o.NextAttemptAt
-	if next.IsZero() {
-		next = q.Now()
+	held, err := q.FinishDeliveries(ctx, []Finish{{EventID: eventID, Token: token, Outcome: o}})
+	if err == nil && !held[0] {
+		err = ErrNotFound
 	}
-	res, err := q.exec(ctx, `UPDATE webhook_deliveries SET state = ?, next_attempt_at = ?, delivered_at = COALESCE(?, delivered_at),
-		lease_token = NULL, lease_until = NULL, updated_at = ? WHERE event_id = ? AND lease_token = ?`,
-		o.State, toMicros(next), nullMicros(o.DeliveredAt), toMicros(q.Now()), eventID, token)
-	return affectedOne(res, err)
+	return err
+}
+
+// Finish is the outcome of one attempt at a leased delivery.
+type Finish struct {
+	EventID string
+	Token   string // the lease the attempt was made under
+	Outcome DeliveryOutcome
+}
+
+// finishChunk caps the rows of one UPDATE (5 parameters each), well within
+// both engines' parameter limits.
+const finishChunk = 500
+
+// FinishDeliveries applies each outcome as FinishDelivery does, in as few
+// statements as it can, and reports for each whether its token still held
+// the lease (false: stale, nothing changed).
+func (q Q) FinishDeliveries(ctx context.Context, fs []Finish) ([]bool, error) {
+	held := make([]bool, len(fs))
+	for start := 0; start < len(fs); {
+		// A statement that met one event twice (a stale and a current
+		// lease) could not tell which of them it applied: repeats go to the
+		// next statement.
+		end, seen := start, map[string]bool{}
+		for end < len(fs) && end-start < finishChunk && !seen[fs[end].EventID] {
+			seen[fs[end].EventID] = true
+			end++
+		}
+		done, err := q.finishDeliveries(ctx, fs[start:end])
+		if err != nil {
+			return nil, err
+		}
+		for i := start; i < end; i++ {
+			held[i] = done[fs[i].EventID]
+		}
+		start = end
+	}
+	return held, nil
+}
+
+// finishDeliveries updates the rows of fs (distinct events) in one
+// statement and returns the events it updated.
+func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, error) {
+	now := q.Now()
+	args := []any{toMicros(now)}
+	values := make([]string, len(fs))
+	for i, f := range fs {
+		next := f.Outcome.NextAttemptAt
+		if next.IsZero() {
+			next = now
+		}
+		// PostgreSQL types VALUES columns from their first row; the casts
+		// keep the times integers there.
+		values[i] = `(?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))`
+		args = append(args, f.EventID, f.Token, f.Outcome.State, toMicros(next), nullMicros(f.Outcome.DeliveredAt))
+	}
+	// VALUES columns are column1… on both engines.
+	rows, err := q.query(ctx, `UPDATE webhook_deliveries AS d SET state = v.column3, next_attempt_at = v.column4,
+		delivered_at = COALESCE(v.column5, d.delivered_at), lease_token = NULL, lease_until = NULL, updated_at = ?
+		FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+		WHERE d.event_id = v.column1 AND d.lease_token = v.column2 RETURNING event_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	done := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify(err)
+		}
+		done[id] = true
+	}
+	return done, classify(rows.Err())
 }
 
 // RestartDelivery makes an event's delivery PENDING and due now, with a new
@@ -382,14 +452,28 @@ type Attempt struct {
 	Error           string
 }
 
-// InsertAttempt records an attempt.
-func (q Q) InsertAttempt(ctx context.Context, a Attempt) error {
-	status := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
-	_, err := q.exec(ctx, `INSERT INTO webhook_attempts (id, event_id, platform_id, env, attempted_at, url, status_code,
-		latency_ms, response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.EventID, a.Tenant.PlatformID, a.Tenant.Env, toMicros(a.AttemptedAt), a.URL, status,
-		a.LatencyMS, a.ResponseExcerpt, a.Error)
-	return err
+// attemptChunk caps the rows of one INSERT (10 parameters each).
+const attemptChunk = 500
+
+// InsertAttempts records attempts, many rows per statement.
+func (q Q) InsertAttempts(ctx context.Context, as []Attempt) error {
+	for len(as) > 0 {
+		n := min(len(as), attemptChunk)
+		rows := make([]string, n)
+		args := make([]any, 0, 10*n)
+		for i, a := range as[:n] {
+			rows[i] = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			status := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
+			args = append(args, a.ID, a.EventID, a.Tenant.PlatformID, a.Tenant.Env, toMicros(a.AttemptedAt), a.URL, status,
+				a.LatencyMS, a.ResponseExcerpt, a.Error)
+		}
+		if _, err := q.exec(ctx, `INSERT INTO webhook_attempts (id, event_id, platform_id, env, attempted_at, url, status_code,
+			latency_ms, response_excerpt, error) VALUES `+strings.Join(rows, ", "), args...); err != nil {
+			return err
+		}
+		as = as[n:]
+	}
+	return nil
 }
 
 // ListAttempts returns the latest limit attempts of an event, oldest first.
@@ -528,7 +612,7 @@ func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int
 		if err := rows.Err(); err != nil || len(ids) == 0 {
 			return classify(err)
 		}
-		in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+		in := "(" + hookInList(len(ids)) + ")"
 		for _, stmt := range []string{
 			`DELETE FROM webhook_attempts WHERE event_id IN ` + in,
 			`DELETE FROM webhook_deliveries WHERE event_id IN ` + in,
