@@ -122,7 +122,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, token string, lease time.Dura
 // transaction), so one slow receiver cannot take every worker.
 //
 // The cost grows with the rows claimed, not with the backlog: the live
-// leases are counted once per tenant (one GROUP BY over the leased rows),
+// leases are read once (only the leased rows) and counted per tenant,
 // only a head of the queue a few times req.Limit long is read, and tenants
 // at their cap are passed over in Go. Only when they fill that whole head,
 // and req.PastCapped, does a second read skip them in SQL, which walks
@@ -161,31 +161,24 @@ func (db *DB) ClaimBatch(ctx context.Context, req ClaimRequest) (ClaimResult, er
 	return res, err
 }
 
-// candidate is a due delivery and how many live leases its tenant held when
-// it was read.
-type candidate struct {
-	Claim
-	held int
-}
-
 // pickDue chooses up to req.Limit due deliveries, oldest first, at most
 // req.PerTenant per tenant counting the leases they hold. blocked: see
 // ClaimResult.
 func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (picked []Claim, blocked bool, err error) {
-	held := map[Tenant]int{}
-	pick := func(cs []candidate) {
+	held, err := tx.leasesByTenant(ctx, at, req.Finished)
+	if err != nil {
+		return nil, false, err
+	}
+	pick := func(cs []Claim) {
 		for _, c := range cs {
-			if _, seen := held[c.Tenant]; !seen {
-				held[c.Tenant] = c.held
-			}
 			if len(picked) < req.Limit && held[c.Tenant] < req.PerTenant {
 				held[c.Tenant]++
-				picked = append(picked, c.Claim)
+				picked = append(picked, c)
 			}
 		}
 	}
 	head := min(claimOverfetch*req.Limit, 400)
-	cs, err := tx.dueDeliveries(ctx, at, req.Finished, nil, nil, head)
+	cs, err := tx.dueDeliveries(ctx, at, nil, nil, head)
 	if err != nil {
 		return nil, false, err
 	}
@@ -206,8 +199,7 @@ func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (pick
 	slices.SortFunc(capped, func(a, b Tenant) int {
 		return cmp.Or(cmp.Compare(a.PlatformID, b.PlatformID), cmp.Compare(a.Env, b.Env))
 	})
-	more, err := tx.dueDeliveries(ctx, at, req.Finished, &cs[len(cs)-1].Claim, capped,
-		min(claimOverfetch*(req.Limit-len(picked)), 400))
+	more, err := tx.dueDeliveries(ctx, at, &cs[len(cs)-1], capped, min(claimOverfetch*(req.Limit-len(picked)), 400))
 	if err != nil {
 		return nil, false, err
 	}
@@ -216,29 +208,46 @@ func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (pick
 	return picked, len(picked) == before, nil
 }
 
-// dueDeliveries reads (and on PostgreSQL locks) up to limit due, unleased
-// deliveries with their events, oldest due first: after `after` if set, and
-// not of the tenants in skip. With each comes its tenant's count of live
-// leases, leaving out those of finished (see ClaimRequest.Finished). The
-// counts are one GROUP BY per statement over the leased rows only (index
-// webhook_deliveries_leased): those in flight, and those a dead node left
-// until they expire.
-func (tx *Tx) dueDeliveries(ctx context.Context, at time.Time, finished []string, after *Claim, skip []Tenant, limit int) ([]candidate, error) {
-	now := toMicros(at)
-	held := `SELECT platform_id, env, COUNT(*) AS n FROM webhook_deliveries WHERE lease_until >= ?`
-	args := []any{now}
-	if len(finished) > 0 {
-		held += ` AND event_id NOT IN (` + hookInList(len(finished)) + `)`
-		for _, id := range finished {
-			args = append(args, id)
+// leasesByTenant counts each tenant's live leases, but for those of the
+// events in finished (see ClaimRequest.Finished). It reads only the leased
+// rows (index webhook_deliveries_leased): those in flight, those waiting for
+// their outcome to be written, and those a dead node left until they
+// expire. They are counted here rather than in SQL so that the statement
+// text does not change with finished, which would cost PostgreSQL a fresh
+// plan for each length.
+func (tx *Tx) leasesByTenant(ctx context.Context, at time.Time, finished []string) (map[Tenant]int, error) {
+	rows, err := tx.query(ctx, `SELECT event_id, platform_id, env FROM webhook_deliveries WHERE lease_until >= ?`, toMicros(at))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	skip := make(map[string]bool, len(finished))
+	for _, id := range finished {
+		skip[id] = true
+	}
+	held := map[Tenant]int{}
+	for rows.Next() {
+		var id string
+		var t Tenant
+		if err := rows.Scan(&id, &t.PlatformID, &t.Env); err != nil {
+			return nil, classify(err)
+		}
+		if !skip[id] {
+			held[t]++
 		}
 	}
-	query := `WITH held AS (` + held + ` GROUP BY platform_id, env)
-		SELECT ` + deliveryCols + `, e.type, e.resource_id, e.envelope, e.created_at, COALESCE(h.n, 0)
+	return held, classify(rows.Err())
+}
+
+// dueDeliveries reads (and on PostgreSQL locks) up to limit due, unleased
+// deliveries with their events, oldest due first: after `after` if set, and
+// not of the tenants in skip.
+func (tx *Tx) dueDeliveries(ctx context.Context, at time.Time, after *Claim, skip []Tenant, limit int) ([]Claim, error) {
+	now := toMicros(at)
+	query := `SELECT ` + deliveryCols + `, e.type, e.resource_id, e.envelope, e.created_at
 		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-		LEFT JOIN held h ON h.platform_id = d.platform_id AND h.env = d.env
 		WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)`
-	args = append(args, now, now)
+	args := []any{now, now}
 	if after != nil {
 		query += ` AND (d.next_attempt_at, d.event_id) > (?, ?)`
 		args = append(args, toMicros(after.NextAttemptAt), after.EventID)
@@ -257,12 +266,12 @@ func (tx *Tx) dueDeliveries(ctx context.Context, at time.Time, finished []string
 		return nil, err
 	}
 	defer rows.Close()
-	var out []candidate
+	var out []Claim
 	for rows.Next() {
-		var c candidate
+		var c Claim
 		var env string
 		var created int64
-		if c.Delivery, err = scanDelivery(rows, &c.Event.Type, &c.Event.ResourceID, &env, &created, &c.held); err != nil {
+		if c.Delivery, err = scanDelivery(rows, &c.Event.Type, &c.Event.ResourceID, &env, &created); err != nil {
 			return nil, err
 		}
 		c.Event.ID, c.Event.Tenant, c.Event.Envelope, c.Event.CreatedAt = c.EventID, c.Tenant, []byte(env), fromMicros(created)
