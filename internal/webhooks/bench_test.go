@@ -27,9 +27,11 @@ import (
 // BenchmarkDeliver measures one node's delivery throughput with default
 // Options: benchEvents events are queued, then a runner delivers them to a
 // receiver on loopback that answers 200 at once, and the clock stops when
-// the last delivery is recorded DELIVERED. It reports deliveries/s; on
-// PostgreSQL, which runs it in a database of its own (analyzed once the
-// events are queued), also the database's busy time
+// the last delivery is recorded DELIVERED. It reports deliveries/s and the
+// CPU time this process spent per delivery (runner, receiver and, on
+// SQLite, the database; it depends less than throughput on what else the
+// machine runs); on PostgreSQL, which runs it in a database of its own
+// (analyzed once the events are queued), also the database's busy time
 // (pg_stat_database.active_time) and transactions per delivery.
 // It needs nothing but the package's public API, so the same file measures
 // older versions of the runner too.
@@ -57,7 +59,7 @@ func BenchmarkDeliver(b *testing.B) {
 						ts = append(ts, benchTenant(b, db, srv.URL+"/hook"))
 					}
 				})
-				var elapsed time.Duration
+				var elapsed, cpu time.Duration
 				var cost benchStats
 				for range b.N {
 					benchWith(b, target, func(db *store.DB) { benchEmit(b, db, ts, benchEvents) })
@@ -69,10 +71,11 @@ func BenchmarkDeliver(b *testing.B) {
 					benchWith(b, target, func(db *store.DB) {
 						rctx, cancel := context.WithCancel(context.Background())
 						done := make(chan struct{})
-						began := time.Now()
+						began, cpuBefore := time.Now(), processCPU()
 						go func() { Run(rctx, db, nil, Options{}); close(done) }()
 						benchWaitDelivered(b, target, &ok, benchEvents)
 						elapsed += time.Since(began)
+						cpu += processCPU() - cpuBefore
 						cancel()
 						<-done
 					})
@@ -80,6 +83,7 @@ func BenchmarkDeliver(b *testing.B) {
 				}
 				n := float64(b.N * benchEvents)
 				b.ReportMetric(n/elapsed.Seconds(), "deliveries/s")
+				b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/delivery")
 				if engine == "postgres" {
 					b.ReportMetric(cost.activeMS*1000/n, "db-µs/delivery")
 					b.ReportMetric(float64(cost.xacts)/n, "xacts/delivery")
