@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 )
@@ -73,97 +75,248 @@ type Claim struct {
 	Event Event
 }
 
-// ClaimDeliveries leases up to limit due deliveries to token until now+lease
-// and counts the attempt. A tenant never gets more than perTenant leases at a
-// time (as seen by this transaction), so one slow receiver cannot take every
-// worker: tenants at their cap are filtered out in SQL, and a backlog of one
-// tenant within the candidates is capped here (candidates are over-fetched so
-// that others behind it still get their turn). Rows come oldest due first,
-// which keeps each tenant roughly in order.
+// ClaimRequest says what one claim may take.
+type ClaimRequest struct {
+	Token     string        // the lease token of every delivery taken
+	Lease     time.Duration // how long the leases last
+	Limit     int           // at most this many deliveries
+	PerTenant int           // at most this many live leases per tenant, counting those held already
+	// Finished names deliveries whose attempts are over but whose outcomes
+	// are not written yet. Their leases still hold, so no one else takes
+	// them, but they occupy no worker, and the cap is about workers.
+	Finished []string
+	// Busy says the caller's last claim found work, so the read that spares
+	// idle nodes a write transaction would only cost a round trip.
+	Busy bool
+	// PastCapped lets the claim look behind the oldest due deliveries when
+	// tenants at their cap hold them all. That scan costs as much as the
+	// backlog it passes, so a caller whose last look found nothing
+	// (ClaimResult.Blocked) should wait a while before asking again.
+	PastCapped bool
+}
+
+// ClaimResult is what one claim took.
+type ClaimResult struct {
+	Claims []Claim
+	// Blocked: the claim took fewer than Limit because tenants at their cap
+	// hold the oldest due deliveries, and it found nothing it could take
+	// behind them (or was not asked to look).
+	Blocked bool
+}
+
+// claimOverfetch is how many due rows a claim reads per delivery it may
+// take, so that a capped tenant's rows at the head of the queue leave room
+// for the others behind them.
+const claimOverfetch = 4
+
+// ClaimDeliveries claims as ClaimBatch does, looking past capped tenants.
+func (db *DB) ClaimDeliveries(ctx context.Context, token string, lease time.Duration, limit, perTenant int) ([]Claim, error) {
+	res, err := db.ClaimBatch(ctx, ClaimRequest{Token: token, Lease: lease, Limit: limit, PerTenant: perTenant, PastCapped: true})
+	return res.Claims, err
+}
+
+// ClaimBatch leases up to req.Limit due deliveries to req.Token until
+// now+req.Lease and counts their attempts, in one transaction. Rows come
+// oldest due first, which keeps each tenant roughly in order. A tenant never
+// gets more than req.PerTenant leases at a time (as seen by this
+// transaction), so one slow receiver cannot take every worker.
+//
+// The cost grows with the rows claimed, not with the backlog: the live
+// leases are read once (only the leased rows) and counted per tenant,
+// only a head of the queue a few times req.Limit long is read, and tenants
+// at their cap are passed over in Go. Only when they fill that whole head,
+// and req.PastCapped, does a second read skip them in SQL, which walks
+// their backlog.
 //
 // Two workers never hold the same row: on PostgreSQL the candidates are
 // locked FOR UPDATE SKIP LOCKED (a concurrent claimer skips them instead of
 // waiting), and the UPDATE re-checks that the row is unleased; SQLite has one
 // writer, so the check alone is enough.
-func (db *DB) ClaimDeliveries(ctx context.Context, token string, lease time.Duration, limit, perTenant int) ([]Claim, error) {
-	// Idle nodes poll often; a read first keeps them from taking the write
-	// lock (SQLite) or row locks (PostgreSQL) when nothing is due.
-	now := toMicros(db.now())
-	var one int
-	err := db.Read().queryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE state = 'PENDING' AND next_attempt_at <= ?
-		AND (lease_until IS NULL OR lease_until < ?) LIMIT 1`, now, now).Scan(&one)
-	if errors.Is(classify(err), ErrNotFound) {
-		return nil, nil
+func (db *DB) ClaimBatch(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	if !req.Busy {
+		// Idle nodes poll often; a read first keeps them from taking the
+		// write lock (SQLite) or row locks (PostgreSQL) when nothing is due.
+		now := toMicros(db.now())
+		var one int
+		err := db.Read().queryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE state = 'PENDING' AND next_attempt_at <= ?
+			AND (lease_until IS NULL OR lease_until < ?) LIMIT 1`, now, now).Scan(&one)
+		if errors.Is(classify(err), ErrNotFound) {
+			return ClaimResult{}, nil
+		}
+		if err != nil {
+			return ClaimResult{}, classify(err)
+		}
 	}
-	if err != nil {
-		return nil, classify(err)
-	}
-	var out []Claim
-	err = db.InTx(ctx, func(tx *Tx) error {
-		out = nil
+	var res ClaimResult
+	err := db.InTx(ctx, func(tx *Tx) error {
 		now := tx.Now()
-		picked, err := tx.claimCandidates(ctx, now, limit, perTenant)
+		picked, blocked, err := tx.pickDue(ctx, now, req)
 		if err != nil {
 			return err
 		}
-		until := now.Add(lease)
-		for _, c := range picked {
-			res, err := tx.exec(ctx, `UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?, attempts = attempts + 1,
-				updated_at = ? WHERE event_id = ? AND state = 'PENDING' AND (lease_until IS NULL OR lease_until < ?)`,
-				token, toMicros(until), toMicros(now), c.EventID, toMicros(now))
-			if err := affectedOne(res, err); errors.Is(err, ErrNotFound) {
-				continue // taken meanwhile; only possible without row locks
-			} else if err != nil {
-				return err
-			}
-			c.LeaseToken, c.LeaseUntil, c.Attempts = token, &until, c.Attempts+1
-			out = append(out, c)
-		}
-		return nil
+		claims, err := tx.lease(ctx, picked, req.Token, now, now.Add(req.Lease))
+		res = ClaimResult{Claims: claims, Blocked: blocked}
+		return err
 	})
-	return out, err
+	return res, err
 }
 
-// claimCandidates reads (and on PostgreSQL locks) the due deliveries a claim
-// may take, at most limit and at most perTenant per tenant including those
-// already in flight.
-func (tx *Tx) claimCandidates(ctx context.Context, at time.Time, limit, perTenant int) ([]Claim, error) {
-	now := toMicros(at)
-	inFlight := `(SELECT COUNT(*) FROM webhook_deliveries b WHERE b.platform_id = d.platform_id AND b.env = d.env
-		AND b.lease_until >= ?)`
-	query := `SELECT ` + deliveryCols + `, e.type, e.resource_id, e.envelope, e.created_at, ` + inFlight + `
-		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)
-		AND ` + inFlight + ` < ? ORDER BY d.next_attempt_at, d.event_id LIMIT ?`
-	if tx.engine == Postgres {
-		query += ` FOR UPDATE OF d SKIP LOCKED`
+// pickDue chooses up to req.Limit due deliveries, oldest first, at most
+// req.PerTenant per tenant counting the leases they hold. blocked: see
+// ClaimResult.
+func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (picked []Claim, blocked bool, err error) {
+	held, err := tx.leasesByTenant(ctx, at, req.Finished)
+	if err != nil {
+		return nil, false, err
 	}
-	rows, err := tx.query(ctx, query, now, now, now, now, perTenant, min(4*limit, 400))
+	pick := func(cs []Claim) {
+		for _, c := range cs {
+			if len(picked) < req.Limit && held[c.Tenant] < req.PerTenant {
+				held[c.Tenant]++
+				picked = append(picked, c)
+			}
+		}
+	}
+	head := min(claimOverfetch*req.Limit, 400)
+	cs, err := tx.dueDeliveries(ctx, at, nil, nil, head)
+	if err != nil {
+		return nil, false, err
+	}
+	pick(cs)
+	if len(cs) < head || len(picked) == req.Limit {
+		return picked, false, nil
+	}
+	if !req.PastCapped {
+		return picked, true, nil
+	}
+	var capped []Tenant
+	for t, n := range held {
+		if n >= req.PerTenant {
+			capped = append(capped, t)
+		}
+	}
+	// A stable statement text, so PostgreSQL reuses its prepared plan.
+	slices.SortFunc(capped, func(a, b Tenant) int {
+		return cmp.Or(cmp.Compare(a.PlatformID, b.PlatformID), cmp.Compare(a.Env, b.Env))
+	})
+	more, err := tx.dueDeliveries(ctx, at, &cs[len(cs)-1], capped, min(claimOverfetch*(req.Limit-len(picked)), 400))
+	if err != nil {
+		return nil, false, err
+	}
+	before := len(picked)
+	pick(more)
+	return picked, len(picked) == before, nil
+}
+
+// leasesByTenant counts each tenant's live leases, but for those of the
+// events in finished (see ClaimRequest.Finished). It reads only the leased
+// rows (index webhook_deliveries_leased): those in flight, those waiting for
+// their outcome to be written, and those a dead node left until they
+// expire. They are counted here rather than in SQL so that the statement
+// text does not change with finished, which would cost PostgreSQL a fresh
+// plan for each length.
+func (tx *Tx) leasesByTenant(ctx context.Context, at time.Time, finished []string) (map[Tenant]int, error) {
+	rows, err := tx.query(ctx, `SELECT event_id, platform_id, env FROM webhook_deliveries WHERE lease_until >= ?`, toMicros(at))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	busy := map[Tenant]int{}
-	var picked []Claim
+	skip := make(map[string]bool, len(finished))
+	for _, id := range finished {
+		skip[id] = true
+	}
+	held := map[Tenant]int{}
+	for rows.Next() {
+		var id string
+		var t Tenant
+		if err := rows.Scan(&id, &t.PlatformID, &t.Env); err != nil {
+			return nil, classify(err)
+		}
+		if !skip[id] {
+			held[t]++
+		}
+	}
+	return held, classify(rows.Err())
+}
+
+// dueDeliveries reads (and on PostgreSQL locks) up to limit due, unleased
+// deliveries with their events, oldest due first: after `after` if set, and
+// not of the tenants in skip.
+func (tx *Tx) dueDeliveries(ctx context.Context, at time.Time, after *Claim, skip []Tenant, limit int) ([]Claim, error) {
+	now := toMicros(at)
+	query := `SELECT ` + deliveryCols + `, e.type, e.resource_id, e.envelope, e.created_at
+		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.state = 'PENDING' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?)`
+	args := []any{now, now}
+	if after != nil {
+		query += ` AND (d.next_attempt_at, d.event_id) > (?, ?)`
+		args = append(args, toMicros(after.NextAttemptAt), after.EventID)
+	}
+	for _, t := range skip {
+		query += ` AND NOT (d.platform_id = ? AND d.env = ?)`
+		args = append(args, t.PlatformID, t.Env)
+	}
+	query += ` ORDER BY d.next_attempt_at, d.event_id LIMIT ?`
+	args = append(args, limit)
+	if tx.engine == Postgres {
+		query += ` FOR UPDATE OF d SKIP LOCKED`
+	}
+	rows, err := tx.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Claim
 	for rows.Next() {
 		var c Claim
 		var env string
 		var created int64
-		var n int
-		if c.Delivery, err = scanDelivery(rows, &c.Event.Type, &c.Event.ResourceID, &env, &created, &n); err != nil {
+		if c.Delivery, err = scanDelivery(rows, &c.Event.Type, &c.Event.ResourceID, &env, &created); err != nil {
 			return nil, err
 		}
 		c.Event.ID, c.Event.Tenant, c.Event.Envelope, c.Event.CreatedAt = c.EventID, c.Tenant, []byte(env), fromMicros(created)
-		if _, seen := busy[c.Tenant]; !seen {
-			busy[c.Tenant] = n
-		}
-		if busy[c.Tenant] >= perTenant || len(picked) == limit {
-			continue
-		}
-		busy[c.Tenant]++
-		picked = append(picked, c)
+		out = append(out, c)
 	}
-	return picked, classify(rows.Err())
+	return out, classify(rows.Err())
+}
+
+// lease gives the picked deliveries to token in one statement and returns
+// those it got. The WHERE re-checks that each is still unleased.
+func (tx *Tx) lease(ctx context.Context, picked []Claim, token string, now, until time.Time) ([]Claim, error) {
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	args := []any{token, toMicros(until), toMicros(now)}
+	for _, c := range picked {
+		args = append(args, c.EventID)
+	}
+	args = append(args, toMicros(now))
+	rows, err := tx.query(ctx, `UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?, attempts = attempts + 1,
+		updated_at = ? WHERE event_id IN (`+hookInList(len(picked))+`) AND state = 'PENDING'
+		AND (lease_until IS NULL OR lease_until < ?) RETURNING event_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	leased := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify(err)
+		}
+		leased[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	var out []Claim
+	for _, c := range picked {
+		if leased[c.EventID] { // not: taken meanwhile, only possible without row locks
+			c.LeaseToken, c.LeaseUntil, c.Attempts = token, &until, c.Attempts+1
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // LeaseDelivery leases one pending delivery to token (for a delivery made
@@ -188,14 +341,84 @@ type DeliveryOutcome struct {
 // only while token still holds it. ErrNotFound means the lease was lost (it
 // expired and another worker took the row): the caller's outcome is stale.
 func (q Q) FinishDelivery(ctx context.Context, eventID, token string, o DeliveryOutcome) error {
-	next := o.NextAttemptAt
-	if next.IsZero() {
-		next = q.Now()
+	held, err := q.FinishDeliveries(ctx, []Finish{{EventID: eventID, Token: token, Outcome: o}})
+	if err == nil && !held[0] {
+		err = ErrNotFound
 	}
-	res, err := q.exec(ctx, `UPDATE webhook_deliveries SET state = ?, next_attempt_at = ?, delivered_at = COALESCE(?, delivered_at),
-		lease_token = NULL, lease_until = NULL, updated_at = ? WHERE event_id = ? AND lease_token = ?`,
-		o.State, toMicros(next), nullMicros(o.DeliveredAt), toMicros(q.Now()), eventID, token)
-	return affectedOne(res, err)
+	return err
+}
+
+// Finish is the outcome of one attempt at a leased delivery.
+type Finish struct {
+	EventID string
+	Token   string // the lease the attempt was made under
+	Outcome DeliveryOutcome
+}
+
+// finishChunk caps the rows of one UPDATE (5 parameters each), well within
+// both engines' parameter limits.
+const finishChunk = 500
+
+// FinishDeliveries applies each outcome as FinishDelivery does, in as few
+// statements as it can, and reports for each whether its token still held
+// the lease (false: stale, nothing changed).
+func (q Q) FinishDeliveries(ctx context.Context, fs []Finish) ([]bool, error) {
+	held := make([]bool, len(fs))
+	for start := 0; start < len(fs); {
+		// A statement that met one event twice (a stale and a current
+		// lease) could not tell which of them it applied: repeats go to the
+		// next statement.
+		end, seen := start, map[string]bool{}
+		for end < len(fs) && end-start < finishChunk && !seen[fs[end].EventID] {
+			seen[fs[end].EventID] = true
+			end++
+		}
+		done, err := q.finishDeliveries(ctx, fs[start:end])
+		if err != nil {
+			return nil, err
+		}
+		for i := start; i < end; i++ {
+			held[i] = done[fs[i].EventID]
+		}
+		start = end
+	}
+	return held, nil
+}
+
+// finishDeliveries updates the rows of fs (distinct events) in one
+// statement and returns the events it updated.
+func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, error) {
+	now := q.Now()
+	args := []any{toMicros(now)}
+	values := make([]string, len(fs))
+	for i, f := range fs {
+		next := f.Outcome.NextAttemptAt
+		if next.IsZero() {
+			next = now
+		}
+		// PostgreSQL types VALUES columns from their first row; the casts
+		// keep the times integers there.
+		values[i] = `(?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))`
+		args = append(args, f.EventID, f.Token, f.Outcome.State, toMicros(next), nullMicros(f.Outcome.DeliveredAt))
+	}
+	// VALUES columns are column1… on both engines.
+	rows, err := q.query(ctx, `UPDATE webhook_deliveries AS d SET state = v.column3, next_attempt_at = v.column4,
+		delivered_at = COALESCE(v.column5, d.delivered_at), lease_token = NULL, lease_until = NULL, updated_at = ?
+		FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+		WHERE d.event_id = v.column1 AND d.lease_token = v.column2 RETURNING event_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	done := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify(err)
+		}
+		done[id] = true
+	}
+	return done, classify(rows.Err())
 }
 
 // RestartDelivery makes an event's delivery PENDING and due now, with a new
@@ -238,14 +461,28 @@ type Attempt struct {
 	Error           string
 }
 
-// InsertAttempt records an attempt.
-func (q Q) InsertAttempt(ctx context.Context, a Attempt) error {
-	status := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
-	_, err := q.exec(ctx, `INSERT INTO webhook_attempts (id, event_id, platform_id, env, attempted_at, url, status_code,
-		latency_ms, response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.EventID, a.Tenant.PlatformID, a.Tenant.Env, toMicros(a.AttemptedAt), a.URL, status,
-		a.LatencyMS, a.ResponseExcerpt, a.Error)
-	return err
+// attemptChunk caps the rows of one INSERT (10 parameters each).
+const attemptChunk = 500
+
+// InsertAttempts records attempts, many rows per statement.
+func (q Q) InsertAttempts(ctx context.Context, as []Attempt) error {
+	for len(as) > 0 {
+		n := min(len(as), attemptChunk)
+		rows := make([]string, n)
+		args := make([]any, 0, 10*n)
+		for i, a := range as[:n] {
+			rows[i] = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			status := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
+			args = append(args, a.ID, a.EventID, a.Tenant.PlatformID, a.Tenant.Env, toMicros(a.AttemptedAt), a.URL, status,
+				a.LatencyMS, a.ResponseExcerpt, a.Error)
+		}
+		if _, err := q.exec(ctx, `INSERT INTO webhook_attempts (id, event_id, platform_id, env, attempted_at, url, status_code,
+			latency_ms, response_excerpt, error) VALUES `+strings.Join(rows, ", "), args...); err != nil {
+			return err
+		}
+		as = as[n:]
+	}
+	return nil
 }
 
 // ListAttempts returns the latest limit attempts of an event, oldest first.
@@ -384,7 +621,7 @@ func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int
 		if err := rows.Err(); err != nil || len(ids) == 0 {
 			return classify(err)
 		}
-		in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+		in := "(" + hookInList(len(ids)) + ")"
 		for _, stmt := range []string{
 			`DELETE FROM webhook_attempts WHERE event_id IN ` + in,
 			`DELETE FROM webhook_deliveries WHERE event_id IN ` + in,
@@ -485,4 +722,9 @@ func (db *DB) WebhookSigningKey(ctx context.Context, name string, generate func(
 		return nil, classify(err)
 	}
 	return []byte(pem), nil
+}
+
+// hookInList returns "?, ?, …" for n values.
+func hookInList(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }

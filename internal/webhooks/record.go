@@ -17,47 +17,83 @@ const attemptIDPrefix = "WebhookAttempt"
 // been taken over by another worker, whose outcome stands.
 var errLeaseLost = errors.New("webhooks: lease lost before the outcome was recorded")
 
-// record stores an attempt and moves its delivery on, in one transaction:
-// DELIVERED on 2xx, SKIPPED without an endpoint, otherwise PENDING again at
-// the next backoff step, or FAILED when the window is over (or at once when
-// final, for deliveries that are not retried).
-func record(ctx context.Context, db *store.DB, b Backoff, c store.Claim, o outcome, final bool) (store.DeliveryOutcome, error) {
-	attempt := store.Attempt{
-		ID: id.New(attemptIDPrefix), EventID: c.EventID, Tenant: c.Tenant, AttemptedAt: o.At.Truncate(time.Microsecond),
-		URL: o.URL, StatusCode: o.Status, LatencyMS: o.Latency.Milliseconds(), ResponseExcerpt: o.Excerpt, Error: o.Err,
+// finished is an attempt that is over and not yet recorded.
+type finished struct {
+	claim store.Claim
+	out   outcome
+	final bool // not retried (the sandbox test webhook): FAILED unless delivered
+}
+
+// recorded is what became of a finished attempt.
+type recorded struct {
+	next store.DeliveryOutcome
+	lost bool // the lease had been lost: the attempt is kept, its outcome discarded
+}
+
+// record stores attempts and moves their deliveries on, all in one
+// transaction, so that a batch costs one commit: DELIVERED on 2xx, SKIPPED
+// without an endpoint, otherwise PENDING again at the next backoff step, or
+// FAILED when the window is over (or at once when final). Each delivery
+// moves only while its claim's lease holds; an outcome whose lease was lost
+// is still recorded as an attempt but decides nothing, and the others in
+// the batch are unaffected.
+func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]recorded, error) {
+	// Ids made once, so that a retried transaction writes the same rows.
+	attempts := make([]store.Attempt, len(batch))
+	for i, f := range batch {
+		o := f.out
+		attempts[i] = store.Attempt{
+			ID: id.New(attemptIDPrefix), EventID: f.claim.EventID, Tenant: f.claim.Tenant,
+			AttemptedAt: o.At.Truncate(time.Microsecond), URL: o.URL, StatusCode: o.Status,
+			LatencyMS: o.Latency.Milliseconds(), ResponseExcerpt: o.Excerpt, Error: o.Err,
+		}
 	}
-	var next store.DeliveryOutcome
-	lost := false
+	var out []recorded
 	err := db.InTx(ctx, func(tx *store.Tx) error {
-		lost = false
-		if err := tx.InsertAttempt(ctx, attempt); err != nil {
+		if err := tx.InsertAttempts(ctx, attempts); err != nil {
 			return err
 		}
 		now := tx.Now().UTC()
-		switch {
-		case o.delivered():
-			next = store.DeliveryOutcome{State: store.DeliveryDelivered, DeliveredAt: &now}
-		case o.NoEndpoint:
-			next = store.DeliveryOutcome{State: store.DeliverySkipped}
-		case final:
-			next = store.DeliveryOutcome{State: store.DeliveryFailed}
-		default:
-			at, ok := b.Next(c.WindowStart, now, c.Attempts, o.RetryAfter, rand.Float64())
-			next = store.DeliveryOutcome{State: store.DeliveryPending, NextAttemptAt: at}
-			if !ok {
-				next = store.DeliveryOutcome{State: store.DeliveryFailed}
-			}
+		out = make([]recorded, len(batch))
+		fs := make([]store.Finish, len(batch))
+		for i, f := range batch {
+			out[i].next = nextState(b, f, now)
+			fs[i] = store.Finish{EventID: f.claim.EventID, Token: f.claim.LeaseToken, Outcome: out[i].next}
 		}
-		err := tx.FinishDelivery(ctx, c.EventID, c.LeaseToken, next)
-		if errors.Is(err, store.ErrNotFound) {
-			// Keep the attempt visible; its outcome no longer decides anything.
-			lost = true
-			return nil
+		held, err := tx.FinishDeliveries(ctx, fs)
+		if err != nil {
+			return err
 		}
-		return err
+		for i := range out {
+			out[i].lost = !held[i]
+		}
+		return nil
 	})
-	if err == nil && lost {
+	return out, err
+}
+
+// nextState is where an attempt that ended at now leaves its delivery.
+func nextState(b Backoff, f finished, now time.Time) store.DeliveryOutcome {
+	switch {
+	case f.out.delivered():
+		return store.DeliveryOutcome{State: store.DeliveryDelivered, DeliveredAt: &now}
+	case f.out.NoEndpoint:
+		return store.DeliveryOutcome{State: store.DeliverySkipped}
+	case f.final:
+		return store.DeliveryOutcome{State: store.DeliveryFailed}
+	}
+	at, ok := b.Next(f.claim.WindowStart, now, f.claim.Attempts, f.out.RetryAfter, rand.Float64())
+	if !ok {
+		return store.DeliveryOutcome{State: store.DeliveryFailed}
+	}
+	return store.DeliveryOutcome{State: store.DeliveryPending, NextAttemptAt: at}
+}
+
+// recordOne records a single attempt now (the sandbox test webhook).
+func recordOne(ctx context.Context, db *store.DB, b Backoff, f finished) error {
+	results, err := record(ctx, db, b, []finished{f})
+	if err == nil && results[0].lost {
 		err = errLeaseLost
 	}
-	return next, err
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/hex"
-	"errors"
 	"io"
 	"log/slog"
 	"net/url"
@@ -85,26 +84,29 @@ type Runner struct {
 	log  *slog.Logger
 	opts Options
 	send *sender
+	rec  *recorder
 	// afterSend, if set (tests), runs after an attempt's HTTP exchange and
 	// before its outcome is recorded: the window in which a crash leaves the
 	// receiver served but nothing written.
 	afterSend func(ctx context.Context)
 }
 
-// NewRunner makes a runner; Run starts it.
+// NewRunner makes a runner; Run starts it, once.
 func NewRunner(db *store.DB, log *slog.Logger, opts Options) *Runner {
 	opts.defaults()
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Runner{db: db, log: log, opts: opts,
-		send: newSender(db, log, opts.RequestTimeout, opts.AllowPrivate, opts.RootCAs)}
+		send: newSender(db, log, opts.RequestTimeout, opts.AllowPrivate, opts.RootCAs),
+		rec:  newRecorder(db, log, opts.Backoff)}
 }
 
 // Run delivers events and purges old ones until ctx ends, then waits for its
 // goroutines. Cancelling ctx abandons attempts in flight without recording
 // them, exactly as a crash would: their leases expire and the attempts are
-// made again, with the same webhook-id.
+// made again, with the same webhook-id. Attempts that had finished are
+// recorded before Run returns.
 func Run(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) {
 	NewRunner(db, log, opts).Run(ctx)
 }
@@ -118,41 +120,54 @@ func (r *Runner) Run(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.maintain(ctx) })
+	wg.Go(func() { r.rec.run(ctx) })
 	r.dispatch(ctx)
+	r.rec.close() // the workers are done: write what they finished, then stop
 	wg.Wait()
 }
 
-// dispatch claims due deliveries for free workers and runs each in its own
-// goroutine. It polls only while idle; a finished delivery frees a slot and
+// dispatch claims due deliveries for free workers, in one claim for all of
+// them, and runs each in its own goroutine. It polls only while idle; a
+// finished attempt frees its worker (its outcome goes to the recorder) and
 // triggers the next claim at once.
 func (r *Runner) dispatch(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	done := make(chan struct{}, r.opts.Workers)
 	inFlight := 0
+	// Looking past capped tenants' backlog costs as much as that backlog,
+	// so after a look that found nothing the next waits a poll interval.
+	var lookPastAt time.Time
+	busy := false // the last claim found work
 	for {
-		claimed := 0
+		more := false
 		if free := r.opts.Workers - inFlight; free > 0 {
-			claims, err := r.db.ClaimDeliveries(ctx, newLeaseToken(), r.opts.Lease, free, r.opts.PerTenant)
+			pastCapped := !time.Now().Before(lookPastAt)
+			res, err := r.db.ClaimBatch(ctx, store.ClaimRequest{Token: newLeaseToken(), Lease: r.opts.Lease, Limit: free,
+				PerTenant: r.opts.PerTenant, Finished: r.rec.pending(), Busy: busy, PastCapped: pastCapped})
 			if err != nil && ctx.Err() == nil {
 				r.log.Warn("claim webhook deliveries", "error", err.Error())
 			}
-			for _, c := range claims {
+			if pastCapped && res.Blocked {
+				lookPastAt = time.Now().Add(r.opts.PollInterval)
+			}
+			for _, c := range res.Claims {
 				inFlight++
 				wg.Go(func() {
 					r.deliver(ctx, c)
 					done <- struct{}{}
 				})
 			}
-			claimed = len(claims)
+			// A claim that took something without reaching its limit or
+			// being held back by the cap may have more due behind it.
+			more = len(res.Claims) > 0 && !res.Blocked
+			busy = len(res.Claims) > 0
 		}
-		// Idle workers wait for the next poll, unless the last claim found
-		// work: more may be due (a capped tenant's backlog hid others).
 		var poll <-chan time.Time
 		switch {
 		case ctx.Err() != nil:
 			return
-		case inFlight < r.opts.Workers && claimed > 0:
+		case inFlight < r.opts.Workers && more:
 			continue
 		case inFlight < r.opts.Workers:
 			poll = time.After(r.opts.PollInterval)
@@ -162,13 +177,37 @@ func (r *Runner) dispatch(ctx context.Context) {
 			return
 		case <-done:
 			inFlight--
+			inFlight = r.gather(ctx, done, inFlight)
 		case <-poll:
 		}
 	}
 }
 
-// deliver makes one attempt of a claimed delivery and records it. No
-// database transaction is open while the receiver is called.
+// claimLinger is how long a freed worker waits for others to free up, so
+// that one claim transaction serves them all.
+const claimLinger = 2 * time.Millisecond
+
+// gather waits up to claimLinger for more workers to finish, and returns how
+// many are still in flight.
+func (r *Runner) gather(ctx context.Context, done <-chan struct{}, inFlight int) int {
+	linger := time.NewTimer(claimLinger)
+	defer linger.Stop()
+	for inFlight > 0 {
+		select {
+		case <-done:
+			inFlight--
+		case <-linger.C:
+			return inFlight
+		case <-ctx.Done():
+			return inFlight
+		}
+	}
+	return inFlight
+}
+
+// deliver makes one attempt of a claimed delivery and hands the outcome to
+// the recorder. No database transaction is open while the receiver is
+// called.
 func (r *Runner) deliver(ctx context.Context, c store.Claim) {
 	actx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	o := r.send.send(actx, c.Tenant, c.EventID, c.Event.Envelope)
@@ -179,21 +218,7 @@ func (r *Runner) deliver(ctx context.Context, c store.Claim) {
 	if ctx.Err() != nil {
 		return // stopping: leave the lease to expire (see Run)
 	}
-	next, err := record(ctx, r.db, r.opts.Backoff, c, o, false)
-	attrs := []any{"event_id", c.EventID, "type", c.Event.Type, "platform_id", c.Tenant.PlatformID, "env", c.Tenant.Env,
-		"attempt", c.Attempts, "host", hostOf(o.URL), "status", o.Status, "latency_ms", o.Latency.Milliseconds()}
-	switch {
-	case errors.Is(err, errLeaseLost):
-		r.log.Warn("webhook attempt finished after its lease expired", attrs...)
-	case err != nil:
-		if ctx.Err() == nil {
-			r.log.Error("record webhook attempt", append(attrs, "error", err.Error())...)
-		}
-	case next.State == store.DeliveryPending:
-		r.log.Info("webhook attempt failed; will retry", append(attrs, "error", o.Err, "next_attempt_at", next.NextAttemptAt)...)
-	default:
-		r.log.Info("webhook attempt", append(attrs, "state", next.State, "error", o.Err)...)
-	}
+	r.rec.add(finished{claim: c, out: o})
 }
 
 // maintain purges events past retention and secrets past their overlap.

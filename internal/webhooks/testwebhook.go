@@ -58,7 +58,7 @@ func (s *Service) SendTest(ctx context.Context, t store.Tenant) (TestResult, err
 	sctx, cancel := context.WithTimeout(ctx, s.timeout)
 	o := s.send.send(sctx, t, claim.EventID, claim.Event.Envelope)
 	cancel()
-	if _, err := record(ctx, s.db, DefaultBackoff, claim, o, true); err != nil {
+	if err := recordOne(ctx, s.db, DefaultBackoff, finished{claim: claim, out: o, final: true}); err != nil {
 		return TestResult{}, err
 	}
 	switch {
