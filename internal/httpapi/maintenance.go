@@ -10,8 +10,10 @@ import (
 const IdempotencyRetention = 48 * time.Hour
 
 // RunMaintenance purges expired idempotency keys every few minutes until ctx
-// ends. Every node may run it; the deletes are idempotent.
+// ends. Every node may run it; the deletes are idempotent. It also keeps the
+// planner's statistics fresh (store.RefreshPlannerStatistics).
 func (s *Server) RunMaintenance(ctx context.Context) {
+	go s.refreshStatistics(ctx)
 	t := time.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
@@ -25,6 +27,24 @@ func (s *Server) RunMaintenance(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// refreshStatistics keeps the planner's statistics up with fast-growing
+// tables (store.RefreshPlannerStatistics): checked every 10 s, it analyzes
+// only what changed enough.
+func (s *Server) refreshStatistics(ctx context.Context) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.db.RefreshPlannerStatistics(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("refresh planner statistics", "error", err.Error())
 		}
 	}
 }

@@ -92,3 +92,8 @@ func (db *DB) LedgerBucketsForTest(ctx context.Context) (map[LedgerBucketKey]int
 	})
 	return out, err
 }
+
+// QueryRowForTest scans one row of a raw query.
+func (q Q) QueryRowForTest(ctx context.Context, query string, dest ...any) error {
+	return classify(q.queryRow(ctx, query).Scan(dest...))
+}

@@ -353,3 +353,35 @@ func TestOpen_RejectsUnknownURL(t *testing.T) {
 		}
 	}
 }
+
+// RefreshPlannerStatistics analyzes a table that grew from nothing
+// (PostgreSQL; a no-op on SQLite).
+func TestRefreshPlannerStatistics(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for i := range 120 {
+			mustToken(t, db, store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}, fmt.Sprint(i))
+		}
+		// Backends report their row counts to the statistics views a moment
+		// after they commit: poll.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if err := db.RefreshPlannerStatistics(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if db.Engine() != store.Postgres {
+				return
+			}
+			var analyzed bool
+			err := db.Read().QueryRowForTest(ctx, `SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables
+				WHERE schemaname = current_schema() AND relname = 'api_tokens'`, &analyzed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if analyzed {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("api_tokens was never analyzed")
+			}
+		}
+	})
+}
