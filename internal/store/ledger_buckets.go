@@ -88,37 +88,34 @@ func (q Q) AddLedgerPostingBuckets(ctx context.Context, ps []LedgerPosting) erro
 //
 // An account with a balance row is read from its buckets: whole days before
 // at's day, whole hours of that day before at's hour, then the postings of
-// at's hour (the statement index). A hot account has no buckets and no
-// statement; its postings are summed.
+// at's hour (the statement index); with at nil, the row's posted total is
+// the sum. A hot account has no buckets and no statement; its postings are
+// summed.
 func (q Q) LedgerPostedSumBefore(ctx context.Context, t Tenant, accountID string, at *time.Time) (int64, error) {
-	// The balance row also proves the account is the tenant's; the buckets
-	// table has no tenant columns.
-	var posted int64
-	err := q.queryRow(ctx, `SELECT posted FROM ledger_balances WHERE platform_id = ? AND env = ? AND account_id = ?`,
-		t.PlatformID, t.Env, accountID).Scan(&posted)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return q.ledgerPostingSum(ctx, t, accountID, at)
-	case err != nil:
-		return 0, classify(err)
-	case at == nil:
-		return posted, nil // the balance row is the sum of all posted postings
+	// Read through the balance row, which also proves the account is the
+	// tenant's (the buckets have no tenant columns): one statement, so one
+	// snapshot and one round trip.
+	sum, args := `posted`, []any{}
+	if at != nil {
+		us := toMicros(*at)
+		day, hour := ledgerBucketStart(us, LedgerBucketDay), ledgerBucketStart(us, LedgerBucketHour)
+		sum = `CAST(
+			(SELECT COALESCE(SUM(k.amount), 0) FROM ledger_posting_buckets k
+				WHERE k.account_id = ? AND k.span = ? AND k.bucket_start < ?) +
+			(SELECT COALESCE(SUM(k.amount), 0) FROM ledger_posting_buckets k
+				WHERE k.account_id = ? AND k.span = ? AND k.bucket_start >= ? AND k.bucket_start < ?) +
+			(SELECT COALESCE(SUM(p.amount), 0) FROM ledger_postings p
+				WHERE p.account_id = ? AND NOT p.pending AND p.created_at >= ? AND p.created_at < ?)
+			AS BIGINT)`
+		args = []any{accountID, LedgerBucketDay, day, accountID, LedgerBucketHour, day, hour, accountID, hour, us}
 	}
-	us := toMicros(*at)
-	day, hour := ledgerBucketStart(us, LedgerBucketDay), ledgerBucketStart(us, LedgerBucketHour)
-	var sum int64
-	err = q.queryRow(ctx, `SELECT CAST(
-		(SELECT COALESCE(SUM(amount), 0) FROM ledger_posting_buckets
-			WHERE account_id = ? AND span = ? AND bucket_start < ?) +
-		(SELECT COALESCE(SUM(amount), 0) FROM ledger_posting_buckets
-			WHERE account_id = ? AND span = ? AND bucket_start >= ? AND bucket_start < ?) +
-		(SELECT COALESCE(SUM(amount), 0) FROM ledger_postings
-			WHERE account_id = ? AND NOT pending AND created_at >= ? AND created_at < ? AND platform_id = ? AND env = ?)
-		AS BIGINT)`,
-		accountID, LedgerBucketDay, day,
-		accountID, LedgerBucketHour, day, hour,
-		accountID, hour, us, t.PlatformID, t.Env).Scan(&sum)
-	return sum, classify(err)
+	var out int64
+	err := q.queryRow(ctx, `SELECT `+sum+` FROM ledger_balances b WHERE b.platform_id = ? AND b.env = ? AND b.account_id = ?`,
+		append(args, t.PlatformID, t.Env, accountID)...).Scan(&out)
+	if errors.Is(err, sql.ErrNoRows) { // a hot account (no buckets, no statement), or not the tenant's
+		return q.ledgerPostingSum(ctx, t, accountID, at)
+	}
+	return out, classify(err)
 }
 
 // ledgerPostingSum sums an account's posted postings before at (all when nil)
