@@ -218,7 +218,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go api.RunCustomerJobs(ctx)               // bulk customer imports, removal of unreferenced document files
 	go api.RunQuoteExpiry(ctx, 5*time.Second) // PENDING quotes past expiresAt become EXPIRED
 	go api.RunPaymentDocumentWork(ctx)        // removal of attached, expired and abandoned payment-document files
-	go webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate})
+	// Waited for on shutdown: the runner writes its finished attempts before
+	// it returns (the database closes after).
+	hooksDone := make(chan struct{})
+	go func() {
+		defer close(hooksDone)
+		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate})
+	}()
 	// Rail settlement, failures and returns; PAYMENTS_SANDBOX_CLOCK_FACTOR scales sandbox rail time (docs/sandbox.md).
 	rails.SetClockFactor(envFloat("PAYMENTS_SANDBOX_CLOCK_FACTOR", rails.DefaultClockFactor))
 	go rails.Run(ctx, db, rails.Options{Log: log})
@@ -257,6 +263,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	select {
+	case <-hooksDone:
+	case <-sctx.Done():
+		log.Warn("webhook workers did not stop in time; unrecorded attempts are resent after their lease")
 	}
 	log.Info("stopped")
 	return nil
