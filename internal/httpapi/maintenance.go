@@ -32,19 +32,20 @@ func (s *Server) RunMaintenance(ctx context.Context) {
 }
 
 // refreshStatistics keeps the planner's statistics up with fast-growing
-// tables (store.RefreshPlannerStatistics): checked every 10 s, it analyzes
-// only what changed enough.
+// tables (store.RefreshPlannerStatistics): checked at start (a node that was
+// restarted may find tables grown since their last analysis) and every 5 s,
+// it analyzes only what changed enough.
 func (s *Server) refreshStatistics(ctx context.Context) {
-	t := time.NewTicker(10 * time.Second)
+	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
+		if err := s.db.RefreshPlannerStatistics(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("refresh planner statistics", "error", err.Error())
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		}
-		if err := s.db.RefreshPlannerStatistics(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("refresh planner statistics", "error", err.Error())
 		}
 	}
 }
