@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -54,20 +55,9 @@ func TestIdempotencyInTx_ErrorsReplayedOrRerun_R_IDEM_12(t *testing.T) {
 func TestIdempotencyInTx_ConcurrentDuplicates(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.effects()
-		var wg sync.WaitGroup
-		bodies := make([]string, 20)
-		for i := range bodies {
-			wg.Go(func() {
-				r := e.do("POST", "/effects-intx", `{"name":"conc","sleep":5000000}`, key("same"))
-				bodies[i] = fmt.Sprint(r.Status, string(r.Body))
-			})
-		}
-		wg.Wait()
-		for _, b := range bodies {
-			if b != bodies[0] {
-				t.Fatalf("different responses:\n%s\n%s", b, bodies[0])
-			}
-		}
+		sameAnswers(t, 20, func() resp {
+			return e.do("POST", "/effects-intx", `{"name":"conc","sleep":5000000}`, key("same"))
+		})
 		if n := e.countEffects(t, "conc"); n != 1 {
 			t.Fatalf("%d effects from 20 concurrent duplicates", n)
 		}
@@ -97,19 +87,8 @@ func TestIdempotencyInTx_Quotes_ConcurrentDuplicatesMoveMoneyOnce(t *testing.T) 
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")
 		e.acFund(t, src, 100000)
 		body := qtBody(src, dst, "SENDING", 1234, "immediatelyExecute", true)
-		var wg sync.WaitGroup
-		bodies := make([]string, 20)
-		for i := range bodies {
-			wg.Go(func() {
-				r := e.do("POST", "/quotes", body, key("pay-once"))
-				bodies[i] = fmt.Sprint(r.Status, string(r.Body))
-			})
-		}
-		wg.Wait()
-		for _, got := range bodies {
-			if got != bodies[0] || bodies[0][:3] != "200" {
-				t.Fatalf("responses differ or failed:\n%s\n%s", got, bodies[0])
-			}
+		if got := sameAnswers(t, 20, func() resp { return e.do("POST", "/quotes", body, key("pay-once")) }); !strings.HasPrefix(got, "200 ") {
+			t.Fatalf("every copy answered %s", got)
 		}
 		if got := e.qtBalance(t, a, "USD"); got != 100000-1234 {
 			t.Fatalf("sender balance %d, want %d", got, 100000-1234)
@@ -122,4 +101,25 @@ func TestIdempotencyInTx_Quotes_ConcurrentDuplicatesMoveMoneyOnce(t *testing.T) 
 			t.Fatalf("%d quotes (%v), want 1", n, err)
 		}
 	})
+}
+
+// sameAnswers sends n copies of one request at once and fails unless every
+// caller got the same status and body; it returns that answer.
+func sameAnswers(t *testing.T, n int, send func() resp) string {
+	t.Helper()
+	var wg sync.WaitGroup
+	answers := make([]string, n)
+	for i := range answers {
+		wg.Go(func() {
+			r := send()
+			answers[i] = fmt.Sprint(r.Status, " ", string(r.Body))
+		})
+	}
+	wg.Wait()
+	for _, a := range answers {
+		if a != answers[0] {
+			t.Fatalf("different responses:\n%s\n%s", a, answers[0])
+		}
+	}
+	return answers[0]
 }

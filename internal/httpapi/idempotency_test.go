@@ -3,10 +3,8 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -171,22 +169,9 @@ func TestIdempotency_ErrorsReplayedOrRerun_R_IDEM_12(t *testing.T) {
 func TestIdempotency_ConcurrentDuplicates(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.effects()
-		var wg sync.WaitGroup
-		bodies := make([]string, 20)
-		for i := range bodies {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := e.do("POST", "/effects", `{"name":"conc","sleep":20000000}`, key("same"))
-				bodies[i] = fmt.Sprint(r.Status, string(r.Body))
-			}()
-		}
-		wg.Wait()
-		for _, b := range bodies {
-			if b != bodies[0] {
-				t.Fatalf("different responses:\n%s\n%s", b, bodies[0])
-			}
-		}
+		sameAnswers(t, 20, func() resp {
+			return e.do("POST", "/effects", `{"name":"conc","sleep":20000000}`, key("same"))
+		})
 		if n := e.countEffects(t, "conc"); n != 1 {
 			t.Fatalf("%d effects from 20 concurrent duplicates", n)
 		}
