@@ -79,11 +79,11 @@ func moneyError(err error) error {
 	return err
 }
 
-// executeTx executes a PENDING quote inside tx (the row is locked): the
-// money movement, the transaction's transitions, the rails hand-off for
-// external payouts, and the daily volume. It returns the quote as execution
-// left it (PROCESSING).
-func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, row *store.Quote, d *document) (Quote, error) {
+// executeTx executes a PENDING quote inside tx (the row is locked, or, when
+// fresh, not stored yet: it is inserted executed): the money movement, the
+// transaction's transitions, the rails hand-off for external payouts, and
+// the daily volume. It returns the quote as execution left it (PROCESSING).
+func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, row *store.Quote, d *document, fresh bool) (Quote, error) {
 	now := tx.Now().UTC().Truncate(time.Microsecond)
 	q, p := d.Quote, d.Plan
 	// Mark executed first: the transitions below set the status column.
@@ -94,7 +94,11 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 		return Quote{}, err
 	}
 	row.Document = body
-	if err := tx.UpdateQuote(ctx, *row); err != nil {
+	write := tx.UpdateQuote
+	if fresh {
+		write = tx.InsertQuote
+	}
+	if err := write(ctx, *row); err != nil {
 		return Quote{}, err
 	}
 	from := p.SourceLedgerID

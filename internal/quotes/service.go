@@ -438,15 +438,19 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		}); err != nil {
 			return err
 		}
-		body, err := json.Marshal(doc)
-		if err != nil {
-			return err
-		}
 		row := store.Quote{ID: q.ID, Tenant: t, Status: StatusPending, TransactionID: q.TransactionID,
-			CustomerID: r.plan.SenderCustomerID, Document: body, USDEquivalent: usd, ExpiresAt: q.ExpiresAt,
+			CustomerID: r.plan.SenderCustomerID, USDEquivalent: usd, ExpiresAt: q.ExpiresAt,
 			CreatedAt: now, UpdatedAt: now}
-		if err := tx.InsertQuote(ctx, row); err != nil {
-			return err
+		// An immediately executed quote is stored once, as execution leaves
+		// it, unless documents must be attached to it first.
+		fresh := immediately && !needsDocs
+		if !fresh {
+			if row.Document, err = json.Marshal(doc); err != nil {
+				return err
+			}
+			if err := tx.InsertQuote(ctx, row); err != nil {
+				return err
+			}
 		}
 		if needsDocs {
 			if err := docs.AttachRequired(ctx, tx, t, paymentdocs.Payout{QuoteID: q.ID, Purpose: q.PurposeOfPayment,
@@ -456,7 +460,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		}
 		out = q
 		if immediately {
-			if out, err = s.executeTx(ctx, tx, t, &row, &doc); err != nil {
+			if out, err = s.executeTx(ctx, tx, t, &row, &doc, fresh); err != nil {
 				return err
 			}
 		}
@@ -658,7 +662,7 @@ func (s *Service) Execute(ctx context.Context, t store.Tenant, quoteID string) (
 		if d.Plan.Funding == FundInstructions {
 			return apierr.InvalidInput("Quote " + row.ID + " is funded through its paymentInstructions and cannot be executed: it proceeds when the funds arrive")
 		}
-		if out, err = s.executeTx(ctx, tx, t, &row, &d); err != nil {
+		if out, err = s.executeTx(ctx, tx, t, &row, &d, false); err != nil {
 			return err
 		}
 		return idempotency.Record(ctx, tx, out)
@@ -691,7 +695,7 @@ func (s *Service) ExecuteFunded(ctx context.Context, tx *store.Tx, t store.Tenan
 	if !tx.Now().Before(row.ExpiresAt) {
 		return Quote{}, apierr.Newf("QUOTE_EXPIRED", "Quote %s expired at %s", row.ID, row.ExpiresAt.Format(time.RFC3339))
 	}
-	return s.executeTx(ctx, tx, t, &row, &d)
+	return s.executeTx(ctx, tx, t, &row, &d, false)
 }
 
 // FundingAccount returns, for a payment-instruction-funded quote, the
