@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,6 +80,62 @@ func TestDailyVolume_ConcurrentAddsNeverPassLimit(t *testing.T) {
 		got, err := db.Read().DailyVolume(ctx, tn, at)
 		if err != nil || got != 98 || accepted.Load() != 14 {
 			t.Fatalf("volume %d (%v), %d accepted; want 98 from 14", got, err, accepted.Load())
+		}
+	})
+}
+
+// Migration 0016 backfills each day's executed volume from the quotes,
+// spread evenly over the shards, so the limit holds from the first
+// execution after an upgrade.
+func TestDailyVolume_MigrationBackfill(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		day1 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+		day2 := day1.Add(24 * time.Hour)
+		quotes := []struct {
+			executed *time.Time
+			usd      int64
+		}{{&day1, 1003}, {&day1, 500}, {&day2, 7}, {nil, 999}} // the last never executed
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i, q := range quotes {
+				if err := tx.InsertQuote(ctx, store.Quote{ID: fmt.Sprint("Quote:", i), Tenant: tn, Status: "COMPLETED",
+					TransactionID: fmt.Sprint("Transaction:", i), Document: []byte(`{}`), USDEquivalent: q.usd,
+					ExpiresAt: day2, ExecutedAt: q.executed, CreatedAt: day1, UpdatedAt: day1}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"DROP TABLE daily_volumes", "DELETE FROM schema_migrations WHERE version = 16"} {
+			if err := db.ExecRaw(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for day, want := range map[time.Time]int64{day1: 1503, day2: 7, day2.Add(24 * time.Hour): 0} {
+			if got, err := db.Read().DailyVolume(ctx, tn, day); err != nil || got != want {
+				t.Fatalf("volume of %s = %d (%v), want %d", day.Format(time.DateOnly), got, err, want)
+			}
+		}
+		// 1503 of a 1600 limit is used: 97 more fit, 98 do not, whichever
+		// shards the backfill filled.
+		add := func(usd int64) bool {
+			var ok bool
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				ok, err = tx.AddDailyVolume(ctx, tn, day1, usd, 1600)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if add(98) || !add(97) || add(1) {
+			t.Fatal("the limit does not hold over the backfilled volume")
 		}
 	})
 }
