@@ -10,7 +10,6 @@ import (
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/customers"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
-	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -71,16 +70,9 @@ func (h *accountHandlers) list(platform bool) handlerFunc {
 		filter.Currency = queryCurrency(&f, q)
 		scope, customerID := ownerListScope(&f, q, platform, "internal-accounts")
 		filter.CustomerID = customerID
-		pr, perr := h.s.cursors.Parse(q, page.Scope(scope, q))
-		if err := apierr.MergeFields(f.Err(), perr); err != nil {
-			return err
-		}
-		rows, total, err := h.svc.List(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(a accounts.InternalAccount) string { return a.ID }))
-		return nil
+		return writeListPage(w, r, h.s.cursors, &f, scope, func(after string, limit int) ([]accounts.InternalAccount, int, error) {
+			return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+		}, func(a accounts.InternalAccount) string { return a.ID })
 	}
 }
 

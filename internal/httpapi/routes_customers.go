@@ -142,16 +142,9 @@ func (h *customerHandlers) list(w http.ResponseWriter, r *http.Request) error {
 		}
 		filter.Currency = cur
 	}
-	pr, perr := h.s.cursors.Parse(q, page.Scope("customers", q))
-	if err := apierr.MergeFields(f.Err(), perr); err != nil {
-		return err
-	}
-	rows, total, err := h.svc.List(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(c customers.Customer) string { return c.ID }))
-	return nil
+	return writeListPage(w, r, h.s.cursors, &f, "customers", func(after string, limit int) ([]customers.Customer, int, error) {
+		return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+	}, func(c customers.Customer) string { return c.ID })
 }
 
 func (h *customerHandlers) agreements(w http.ResponseWriter, r *http.Request) error {
@@ -228,16 +221,9 @@ func (h *customerHandlers) listVerifications(w http.ResponseWriter, r *http.Requ
 		CustomerID: q.Get("customerId"),
 		Status:     queryEnum(&f, q, "verificationStatus", customers.VerificationStatuses),
 	}
-	pr, perr := h.s.cursors.Parse(q, page.Scope("verifications", q))
-	if err := apierr.MergeFields(f.Err(), perr); err != nil {
-		return err
-	}
-	rows, total, err := h.svc.ListVerifications(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(v customers.Verification) string { return v.ID }))
-	return nil
+	return writeListPage(w, r, h.s.cursors, &f, "verifications", func(after string, limit int) ([]customers.Verification, int, error) {
+		return h.svc.ListVerifications(r.Context(), principal(r).Tenant, filter, after, limit)
+	}, func(v customers.Verification) string { return v.ID })
 }
 
 func (h *customerHandlers) createOwner(w http.ResponseWriter, r *http.Request) error {
@@ -264,17 +250,10 @@ func (h *customerHandlers) getOwner(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h *customerHandlers) listOwners(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	pr, err := h.s.cursors.Parse(q, page.Scope("beneficial-owners", q))
-	if err != nil {
-		return err
-	}
-	rows, total, err := h.svc.ListOwners(r.Context(), principal(r).Tenant, q.Get("customerId"), pr.After, pr.Limit+1)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(o customers.BeneficialOwner) string { return o.ID }))
-	return nil
+	var f apierr.Fields // no filter of its own to check
+	return writeListPage(w, r, h.s.cursors, &f, "beneficial-owners", func(after string, limit int) ([]customers.BeneficialOwner, int, error) {
+		return h.svc.ListOwners(r.Context(), principal(r).Tenant, r.URL.Query().Get("customerId"), after, limit)
+	}, func(o customers.BeneficialOwner) string { return o.ID })
 }
 
 func (h *customerHandlers) updateOwner(w http.ResponseWriter, r *http.Request) error {

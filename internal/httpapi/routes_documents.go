@@ -17,7 +17,6 @@ import (
 	"github.com/paymentsd/paymentsd/internal/bulkimport"
 	"github.com/paymentsd/paymentsd/internal/customers"
 	"github.com/paymentsd/paymentsd/internal/kyclink"
-	"github.com/paymentsd/paymentsd/internal/page"
 )
 
 func init() { routeGroups = append(routeGroups, (*Server).documentRoutes) }
@@ -283,16 +282,9 @@ func (h *documentHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if len(holder) > customers.MaxTextLength {
 		f.Add("documentHolder", apierr.MaxLength, "must be at most %d characters", customers.MaxTextLength)
 	}
-	pr, perr := h.s.cursors.Parse(q, page.Scope("documents", q))
-	if err := apierr.MergeFields(f.Err(), perr); err != nil {
-		return err
-	}
-	rows, total, err := parts.docs.List(r.Context(), principal(r).Tenant, holder, pr.After, pr.Limit+1)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(d customers.KYCDocument) string { return d.ID }))
-	return nil
+	return writeListPage(w, r, h.s.cursors, &f, "documents", func(after string, limit int) ([]customers.KYCDocument, int, error) {
+		return parts.docs.List(r.Context(), principal(r).Tenant, holder, after, limit)
+	}, func(d customers.KYCDocument) string { return d.ID })
 }
 
 func (h *documentHandlers) delete(w http.ResponseWriter, r *http.Request) error {

@@ -12,7 +12,6 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/externalaccounts"
-	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -117,16 +116,9 @@ func (h *externalAccountHandlers) list(platform bool) handlerFunc {
 		filter.Currency = queryCurrency(&f, q)
 		scope, customerID := ownerListScope(&f, q, platform, "external-accounts")
 		filter.CustomerID = customerID
-		pr, perr := h.s.cursors.Parse(q, page.Scope(scope, q))
-		if err := apierr.MergeFields(f.Err(), perr); err != nil {
-			return err
-		}
-		rows, total, err := h.svc.List(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(a externalaccounts.ExternalAccount) string { return a.ID }))
-		return nil
+		return writeListPage(w, r, h.s.cursors, &f, scope, func(after string, limit int) ([]externalaccounts.ExternalAccount, int, error) {
+			return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+		}, func(a externalaccounts.ExternalAccount) string { return a.ID })
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
-	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
 )
@@ -79,14 +78,7 @@ func (h *transactionHandlers) list(w http.ResponseWriter, r *http.Request) error
 	} else {
 		filter.Status = queryEnum(&f, q, "status", transactions.Statuses)
 	}
-	pr, perr := h.s.cursors.Parse(q, page.Scope("transactions", q))
-	if err := apierr.MergeFields(f.Err(), perr); err != nil {
-		return err
-	}
-	rows, total, err := h.svc.List(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, page.Build(h.s.cursors, pr, rows, total, func(x transactions.Transaction) string { return x.ID }))
-	return nil
+	return writeListPage(w, r, h.s.cursors, &f, "transactions", func(after string, limit int) ([]transactions.Transaction, int, error) {
+		return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+	}, func(x transactions.Transaction) string { return x.ID })
 }

@@ -52,16 +52,9 @@ func (h *webhookHandlers) listEvents(w http.ResponseWriter, r *http.Request) err
 			f.Add(name, apierr.MaxLength, "must be at most %d characters", maxEventFilterLen)
 		}
 	}
-	pr, perr := h.cursors.Parse(q, page.Scope("events", q))
-	if err := apierr.MergeFields(f.Err(), perr); err != nil {
-		return err
-	}
-	rows, total, err := h.svc.ListEvents(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, page.Build(h.cursors, pr, rows, total, func(e webhooks.Event) string { return e.ID }))
-	return nil
+	return writeListPage(w, r, h.cursors, &f, "events", func(after string, limit int) ([]webhooks.Event, int, error) {
+		return h.svc.ListEvents(r.Context(), principal(r).Tenant, filter, after, limit)
+	}, func(e webhooks.Event) string { return e.ID })
 }
 
 func (h *webhookHandlers) getEvent(w http.ResponseWriter, r *http.Request) error {

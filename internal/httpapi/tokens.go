@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
-	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/tokens"
 )
@@ -50,14 +49,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 		UpdatedAfter:  queryTime(&f, q, "updatedAfter"),
 		UpdatedBefore: queryTime(&f, q, "updatedBefore"),
 	}
-	pr, perr := s.cursors.Parse(q, page.Scope("tokens", q))
-	if err := apierr.MergeFields(f.Err(), perr); err != nil {
-		return err
-	}
-	rows, total, err := s.tokens.List(r.Context(), principal(r).Tenant, filter, pr.After, pr.Limit+1)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, page.Build(s.cursors, pr, rows, total, func(t tokens.Token) string { return t.ID }))
-	return nil
+	return writeListPage(w, r, s.cursors, &f, "tokens", func(after string, limit int) ([]tokens.Token, int, error) {
+		return s.tokens.List(r.Context(), principal(r).Tenant, filter, after, limit)
+	}, func(t tokens.Token) string { return t.ID })
 }
