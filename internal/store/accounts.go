@@ -254,20 +254,16 @@ func (q Q) markStatement(ctx context.Context, t Tenant, accountID, month, col st
 // a row are absent from the result.
 func (q Q) InternalAccountBalances(ctx context.Context, t Tenant, accountIDs []string) (map[string]LedgerBalance, error) {
 	out := make(map[string]LedgerBalance, len(accountIDs))
-	for _, chunk := range ledgerChunks(ledgerDedupe(accountIDs)) {
-		rows, err := q.query(ctx, `SELECT `+ledgerBalanceCols+` FROM ledger_balances WHERE platform_id = ? AND env = ?
-			AND account_id IN (`+ledgerPlaceholders(len(chunk))+`)`, append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
-		if err != nil {
-			return nil, err
-		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			b, err := scanLedgerBalance(r)
-			out[b.AccountID] = b
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := q.eachInChunks(ctx, ledgerDedupe(accountIDs), func(in string) (string, []any) {
+		return `SELECT ` + ledgerBalanceCols + ` FROM ledger_balances WHERE platform_id = ? AND env = ?
+			AND account_id IN (` + in + `)`, []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		b, err := scanLedgerBalance(r)
+		out[b.AccountID] = b
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -100,20 +100,16 @@ func (q Q) LedgerAccountByCode(ctx context.Context, t Tenant, code, currency str
 // LedgerAccountsByID returns those of ids that are accounts of the tenant.
 func (q Q) LedgerAccountsByID(ctx context.Context, t Tenant, ids []string) (map[string]LedgerAccount, error) {
 	out := make(map[string]LedgerAccount, len(ids))
-	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
-		rows, err := q.query(ctx, `SELECT `+ledgerAccountCols+` FROM ledger_accounts WHERE platform_id = ? AND env = ?
-			AND id IN (`+ledgerPlaceholders(len(chunk))+`)`, append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
-		if err != nil {
-			return nil, err
-		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			a, err := scanLedgerAccount(r)
-			out[a.ID] = a
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+		return `SELECT ` + ledgerAccountCols + ` FROM ledger_accounts WHERE platform_id = ? AND env = ?
+			AND id IN (` + in + `)`, []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		a, err := scanLedgerAccount(r)
+		out[a.ID] = a
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -172,21 +168,16 @@ func (q Q) GetLedgerBalance(ctx context.Context, t Tenant, accountID string) (Le
 func (q Q) LockLedgerBalances(ctx context.Context, t Tenant, accountIDs []string) (map[string]LedgerBalance, error) {
 	ids := ledgerDedupe(accountIDs) // sorted
 	out := make(map[string]LedgerBalance, len(ids))
-	for _, chunk := range ledgerChunks(ids) {
-		rows, err := q.query(ctx, `SELECT `+ledgerBalanceCols+` FROM ledger_balances WHERE platform_id = ? AND env = ?
-			AND account_id IN (`+ledgerPlaceholders(len(chunk))+`) ORDER BY account_id`+q.forUpdate(),
-			append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
-		if err != nil {
-			return nil, err
-		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			b, err := scanLedgerBalance(r)
-			out[b.AccountID] = b
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := q.eachInChunks(ctx, ids, func(in string) (string, []any) {
+		return `SELECT ` + ledgerBalanceCols + ` FROM ledger_balances WHERE platform_id = ? AND env = ?
+			AND account_id IN (` + in + `) ORDER BY account_id` + q.forUpdate(), []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		b, err := scanLedgerBalance(r)
+		out[b.AccountID] = b
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -225,30 +216,25 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 		}
 		return out, nil
 	}
-	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
-		rows, err := q.query(ctx, `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits, b.version
+	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+		return `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits, b.version
 			FROM ledger_accounts a LEFT JOIN ledger_balances b ON b.account_id = a.id
-			WHERE a.platform_id = ? AND a.env = ? AND a.id IN (`+ledgerPlaceholders(len(chunk))+`)`,
-			append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
-		if err != nil {
-			return nil, err
+			WHERE a.platform_id = ? AND a.env = ? AND a.id IN (` + in + `)`, []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		var a LockedLedgerAccount
+		var posted, pd, pc, version sql.NullInt64
+		if err := r.Scan(&a.ID, &a.Currency, &a.Kind, &a.Hot, &posted, &pd, &pc, &version); err != nil {
+			return err
 		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			var a LockedLedgerAccount
-			var posted, pd, pc, version sql.NullInt64
-			if err := r.Scan(&a.ID, &a.Currency, &a.Kind, &a.Hot, &posted, &pd, &pc, &version); err != nil {
-				return err
-			}
-			if version.Valid {
-				a.Balance = &LedgerBalance{AccountID: a.ID, Posted: posted.Int64, PendingDebits: pd.Int64,
-					PendingCredits: pc.Int64, Version: version.Int64}
-			}
-			out[a.ID] = a
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		if version.Valid {
+			a.Balance = &LedgerBalance{AccountID: a.ID, Posted: posted.Int64, PendingDebits: pd.Int64,
+				PendingCredits: pc.Int64, Version: version.Int64}
 		}
+		out[a.ID] = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -459,34 +445,30 @@ func (q Q) LedgerTransfersByID(ctx context.Context, t Tenant, ids []string) (map
 // time index.)
 func (q Q) LedgerTransfersByIDAnyTenant(ctx context.Context, ids []string) (map[string]LedgerTransfer, error) {
 	out := make(map[string]LedgerTransfer, len(ids))
-	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
-		rows, err := q.query(ctx, `SELECT t.id, t.platform_id, t.env, t.kind, t.hold_id, t.reverses_transfer_id,
+	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+		return `SELECT t.id, t.platform_id, t.env, t.kind, t.hold_id, t.reverses_transfer_id,
 				t.reference, t.metadata, t.created_at,
 				(SELECT r.id FROM ledger_transfers r WHERE r.hold_id = t.id),
 				(SELECT r.id FROM ledger_transfers r WHERE r.reverses_transfer_id = t.id)
-			FROM ledger_transfers t WHERE t.id IN (`+ledgerPlaceholders(len(chunk))+`)`, ledgerAnys(chunk)...)
-		if err != nil {
-			return nil, err
+			FROM ledger_transfers t WHERE t.id IN (` + in + `)`, nil
+	}, func(r *sql.Rows) error {
+		var tr LedgerTransfer
+		var hold, rev, meta, resolved, reversed sql.NullString
+		var created int64
+		if err := r.Scan(&tr.ID, &tr.Tenant.PlatformID, &tr.Tenant.Env, &tr.Kind, &hold, &rev, &tr.Reference,
+			&meta, &created, &resolved, &reversed); err != nil {
+			return err
 		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			var tr LedgerTransfer
-			var hold, rev, meta, resolved, reversed sql.NullString
-			var created int64
-			if err := r.Scan(&tr.ID, &tr.Tenant.PlatformID, &tr.Tenant.Env, &tr.Kind, &hold, &rev, &tr.Reference,
-				&meta, &created, &resolved, &reversed); err != nil {
-				return err
-			}
-			tr.HoldID, tr.ReversesID, tr.ResolvedBy, tr.ReversedBy = hold.String, rev.String, resolved.String, reversed.String
-			if meta.Valid {
-				tr.Metadata = []byte(meta.String)
-			}
-			tr.CreatedAt = fromMicros(created)
-			out[tr.ID] = tr
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		tr.HoldID, tr.ReversesID, tr.ResolvedBy, tr.ReversedBy = hold.String, rev.String, resolved.String, reversed.String
+		if meta.Valid {
+			tr.Metadata = []byte(meta.String)
 		}
+		tr.CreatedAt = fromMicros(created)
+		out[tr.ID] = tr
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -495,21 +477,16 @@ func (q Q) LedgerTransfersByIDAnyTenant(ctx context.Context, ids []string) (map[
 // order they were stored.
 func (q Q) LedgerPostingsOf(ctx context.Context, t Tenant, transferIDs []string) (map[string][]LedgerPosting, error) {
 	out := make(map[string][]LedgerPosting, len(transferIDs))
-	for _, chunk := range ledgerChunks(ledgerDedupe(transferIDs)) {
-		rows, err := q.query(ctx, `SELECT `+ledgerPostingCols+` FROM ledger_postings WHERE platform_id = ? AND env = ?
-			AND transfer_id IN (`+ledgerPlaceholders(len(chunk))+`) ORDER BY transfer_id, id`,
-			append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
-		if err != nil {
-			return nil, err
-		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			p, err := scanLedgerPosting(r)
-			out[p.TransferID] = append(out[p.TransferID], p)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := q.eachInChunks(ctx, ledgerDedupe(transferIDs), func(in string) (string, []any) {
+		return `SELECT ` + ledgerPostingCols + ` FROM ledger_postings WHERE platform_id = ? AND env = ?
+			AND transfer_id IN (` + in + `) ORDER BY transfer_id, id`, []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		p, err := scanLedgerPosting(r)
+		out[p.TransferID] = append(out[p.TransferID], p)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -692,4 +669,21 @@ func ledgerRowsOf(n, cols int) string {
 		b.WriteString(row)
 	}
 	return b.String()
+}
+
+// eachInChunks runs one query per chunk of ids (at most ledgerChunk, the
+// engines' bound on placeholders): build returns the query for an IN list of
+// placeholders and the arguments before the ids; fn sees every row.
+func (q Q) eachInChunks(ctx context.Context, ids []string, build func(in string) (string, []any), fn func(*sql.Rows) error) error {
+	for _, chunk := range ledgerChunks(ids) {
+		query, args := build(ledgerPlaceholders(len(chunk)))
+		rows, err := q.query(ctx, query, append(args, ledgerAnys(chunk)...)...)
+		if err != nil {
+			return err
+		}
+		if err := ledgerEachRow(rows, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -164,20 +164,16 @@ func (q Q) GetTransaction(ctx context.Context, t Tenant, id string) (Transaction
 // TransactionsByID returns those of ids that are transactions of the tenant.
 func (q Q) TransactionsByID(ctx context.Context, t Tenant, ids []string) (map[string]Transaction, error) {
 	out := make(map[string]Transaction, len(ids))
-	for _, chunk := range ledgerChunks(ledgerDedupe(ids)) {
-		rows, err := q.query(ctx, `SELECT `+transactionCols+transactionFrom+` WHERE t.platform_id = ? AND t.env = ?
-			AND t.id IN (`+ledgerPlaceholders(len(chunk))+`)`, append([]any{t.PlatformID, t.Env}, ledgerAnys(chunk)...)...)
-		if err != nil {
-			return nil, err
-		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			x, err := scanTransaction(r)
-			out[x.ID] = x
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+		return `SELECT ` + transactionCols + transactionFrom + ` WHERE t.platform_id = ? AND t.env = ?
+			AND t.id IN (` + in + `)`, []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		x, err := scanTransaction(r)
+		out[x.ID] = x
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -287,28 +283,24 @@ func (q Q) ListTransactions(ctx context.Context, t Tenant, f TransactionFilter, 
 // through it).
 func (q Q) LedgerTransferReferences(ctx context.Context, t Tenant, transferIDs []string) (map[string]string, error) {
 	out := make(map[string]string, len(transferIDs))
-	for _, chunk := range ledgerChunks(ledgerDedupe(transferIDs)) {
+	err := q.eachInChunks(ctx, ledgerDedupe(transferIDs), func(in string) (string, []any) {
 		// By primary key only, the tenant checked here (see
 		// LedgerTransfersByIDAnyTenant).
-		rows, err := q.query(ctx, `SELECT id, platform_id, env, reference FROM ledger_transfers WHERE id IN (`+
-			ledgerPlaceholders(len(chunk))+`)`, ledgerAnys(chunk)...)
-		if err != nil {
-			return nil, err
+		return `SELECT id, platform_id, env, reference FROM ledger_transfers WHERE id IN (` +
+			in + `)`, nil
+	}, func(r *sql.Rows) error {
+		var id, ref string
+		var tn Tenant
+		if err := r.Scan(&id, &tn.PlatformID, &tn.Env, &ref); err != nil {
+			return err
 		}
-		err = ledgerEachRow(rows, func(r *sql.Rows) error {
-			var id, ref string
-			var tn Tenant
-			if err := r.Scan(&id, &tn.PlatformID, &tn.Env, &ref); err != nil {
-				return err
-			}
-			if tn == t {
-				out[id] = ref
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		if tn == t {
+			out[id] = ref
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

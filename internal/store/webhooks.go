@@ -292,7 +292,7 @@ func (tx *Tx) lease(ctx context.Context, picked []Claim, token string, now, unti
 	}
 	args = append(args, toMicros(now))
 	rows, err := tx.query(ctx, `UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?, attempts = attempts + 1,
-		updated_at = ? WHERE event_id IN (`+hookInList(len(picked))+`) AND state = 'PENDING'
+		updated_at = ? WHERE event_id IN (`+ledgerPlaceholders(len(picked))+`) AND state = 'PENDING'
 		AND (lease_until IS NULL OR lease_until < ?) RETURNING event_id`, args...)
 	if err != nil {
 		return nil, err
@@ -621,7 +621,7 @@ func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int
 		if err := rows.Err(); err != nil || len(ids) == 0 {
 			return classify(err)
 		}
-		in := "(" + hookInList(len(ids)) + ")"
+		in := "(" + ledgerPlaceholders(len(ids)) + ")"
 		for _, stmt := range []string{
 			`DELETE FROM webhook_attempts WHERE event_id IN ` + in,
 			`DELETE FROM webhook_deliveries WHERE event_id IN ` + in,
@@ -722,9 +722,4 @@ func (db *DB) WebhookSigningKey(ctx context.Context, name string, generate func(
 		return nil, classify(err)
 	}
 	return []byte(pem), nil
-}
-
-// hookInList returns "?, ?, …" for n values.
-func hookInList(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
