@@ -32,6 +32,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
 	"github.com/paymentsd/paymentsd/internal/ledger"
+	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
 )
@@ -238,13 +239,9 @@ func renderAll(ctx context.Context, q store.Q, t store.Tenant, rows []store.Inte
 	if err != nil {
 		return nil, err
 	}
-	out := make([]InternalAccount, len(rows))
-	for i, r := range rows {
-		if out[i], err = render(r, bals[r.LedgerAccountID]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return page.Render(rows, func(r store.InternalAccount) (InternalAccount, error) {
+		return render(r, bals[r.LedgerAccountID])
+	})
 }
 
 // renderOne renders one account reading its balance through q.

@@ -11,6 +11,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -245,13 +246,8 @@ func (s *Service) ListOwners(ctx context.Context, t store.Tenant, customerID, af
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]BeneficialOwner, len(rows))
-	for i, r := range rows {
-		if out[i], err = renderOwner(r); err != nil {
-			return nil, 0, err
-		}
-	}
-	return out, total, nil
+	out, err := page.Render(rows, renderOwner)
+	return out, total, err
 }
 
 // UpdateOwner changes an owner's data. Like renaming a customer, it never

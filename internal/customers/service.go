@@ -21,6 +21,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/events"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/platformconfig"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
@@ -290,13 +291,8 @@ func (s *Service) List(ctx context.Context, t store.Tenant, f store.CustomerFilt
 	for _, a := range all {
 		byCustomer[a.CustomerID] = append(byCustomer[a.CustomerID], a)
 	}
-	out := make([]Customer, len(rows))
-	for i, r := range rows {
-		if out[i], err = render(r, byCustomer[r.ID]); err != nil {
-			return nil, 0, err
-		}
-	}
-	return out, total, nil
+	out, err := page.Render(rows, func(r store.Customer) (Customer, error) { return render(r, byCustomer[r.ID]) })
+	return out, total, err
 }
 
 // Update changes a customer's data (R-CUST-18). Changing the data never

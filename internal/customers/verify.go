@@ -9,6 +9,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -251,11 +252,6 @@ func (s *Service) ListVerifications(ctx context.Context, t store.Tenant, f store
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]Verification, len(rows))
-	for i, r := range rows {
-		if out[i], err = renderVerification(r); err != nil {
-			return nil, 0, err
-		}
-	}
-	return out, total, nil
+	out, err := page.Render(rows, renderVerification)
+	return out, total, err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/events"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -267,13 +268,8 @@ func (s *Service) List(ctx context.Context, t store.Tenant, f store.ExternalAcco
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]ExternalAccount, len(rows))
-	for i, r := range rows {
-		if out[i], err = render(r); err != nil {
-			return nil, 0, err
-		}
-	}
-	return out, total, nil
+	out, err := page.Render(rows, render)
+	return out, total, err
 }
 
 // Delete removes an account from the API; its row stays for audits. A

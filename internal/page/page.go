@@ -139,3 +139,16 @@ func Scope(list string, filters url.Values) string {
 	}
 	return list + "?" + f.Encode() // Encode sorts by key
 }
+
+// Render turns a page of stored rows into their API form, in order; the
+// first row that fails to render fails the page.
+func Render[R, T any](rows []R, render func(R) (T, error)) ([]T, error) {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		var err error
+		if out[i], err = render(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,7 +1,9 @@
 package page
 
 import (
+	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,5 +90,22 @@ func TestScope_IgnoresPagingAndOrder(t *testing.T) {
 	b := Scope("t", url.Values{"a": {"2"}, "b": {"1"}, "cursor": {"x"}})
 	if a != b {
 		t.Fatalf("%q != %q", a, b)
+	}
+}
+
+// Render keeps the rows' order and fails the page on the first bad row.
+func TestRender(t *testing.T) {
+	got, err := Render([]int{3, 1, 2}, func(n int) (string, error) { return strconv.Itoa(n), nil })
+	if err != nil || strings.Join(got, ",") != "3,1,2" {
+		t.Fatalf("%v, %v", got, err)
+	}
+	bad := errors.New("bad row")
+	if got, err := Render([]int{1, 2}, func(n int) (int, error) {
+		if n == 2 {
+			return 0, bad
+		}
+		return n, nil
+	}); !errors.Is(err, bad) || got != nil {
+		t.Fatalf("%v, %v", got, err)
 	}
 }

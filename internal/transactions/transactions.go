@@ -20,6 +20,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/currency"
 	"github.com/paymentsd/paymentsd/internal/events"
+	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -342,11 +343,6 @@ func (s *Service) List(ctx context.Context, t store.Tenant, f store.TransactionF
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]Transaction, len(rows))
-	for i, r := range rows {
-		if out[i], err = Render(r); err != nil {
-			return nil, 0, err
-		}
-	}
-	return out, total, nil
+	out, err := page.Render(rows, Render)
+	return out, total, err
 }
