@@ -37,9 +37,8 @@ func Emit(ctx context.Context, tx *store.Tx, t store.Tenant, typ, resourceID str
 	if err != nil {
 		return Envelope{}, err
 	}
-	if err := tx.InsertEvent(ctx, store.Event{ID: env.ID, Tenant: t, Type: typ, ResourceID: resourceID,
-		Envelope: b, CreatedAt: env.Timestamp}); err != nil {
-		return Envelope{}, err
-	}
-	return env, tx.InsertDelivery(ctx, t, env.ID, env.Timestamp)
+	// Queued: the transaction writes its events together just before it
+	// commits (store/outbox.go).
+	return env, tx.QueueEvent(store.Event{ID: env.ID, Tenant: t, Type: typ, ResourceID: resourceID,
+		Envelope: b, CreatedAt: env.Timestamp})
 }

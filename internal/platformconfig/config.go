@@ -137,7 +137,7 @@ func Provision(ctx context.Context, tx *store.Tx, t store.Tenant) error {
 
 // Get returns the tenant's configuration.
 func (s *Service) Get(ctx context.Context, t store.Tenant) (Config, error) {
-	row, err := s.DB.Read().GetPlatformConfig(ctx, t, false)
+	row, err := s.DB.PlatformConfig(ctx, t)
 	if err != nil {
 		return Config{}, err
 	}
@@ -178,7 +178,7 @@ func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config,
 	if err := json.Unmarshal(row.Document, &doc); err != nil {
 		return Config{}, fmt.Errorf("platformconfig: stored document: %w", err)
 	}
-	p, err := s.DB.Read().GetPlatform(ctx, row.Tenant.PlatformID)
+	p, err := s.DB.Platform(ctx, row.Tenant.PlatformID)
 	if err != nil {
 		return Config{}, errors.Join(errors.New("platformconfig: platform of config"), err)
 	}

@@ -174,8 +174,9 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	// Each fn counts its inserted transactions apart, so a fn rolled back
 	// to its savepoint takes its counts with it (transaction_counts.go).
 	counts := countDeltas{}
+	var events []Event // the same for the outbox (outbox.go)
 	for i, r := range batch {
-		tx.counts = countDeltas{}
+		tx.counts, tx.outbox = countDeltas{}, &outbox{}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT grp"); err != nil {
 				return abort(append(ok, batch[i:]...), classify(err))
@@ -213,6 +214,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			for k, n := range tx.counts {
 				counts[k] += n
 			}
+			events = append(events, tx.outbox.events...)
 		}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT grp"); err != nil {
@@ -220,11 +222,16 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			}
 		}
 	}
-	tx.counts = counts
+	tx.counts, tx.outbox = counts, &outbox{events: events}
+	if err := tx.flushEvents(ctx); err != nil {
+		return abort(ok, err)
+	}
 	if err := tx.flushCounts(ctx); err != nil {
 		return abort(ok, err)
 	}
-	if err := sqlTx.Commit(); err != nil {
+	err = sqlTx.Commit()
+	db.forgetChanged(tx.staleSettings)
+	if err != nil {
 		err = classify(fmt.Errorf("store: commit: %w", err))
 		for _, r := range ok {
 			answer(r, err)

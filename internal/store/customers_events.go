@@ -4,6 +4,9 @@ import "context"
 
 // EventsForCustomer returns the events about one customer, oldest first.
 func (q Q) EventsForCustomer(ctx context.Context, t Tenant, customerID string) ([]Event, error) {
+	if err := q.flushEvents(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := q.query(ctx, `SELECT id, type, resource_id, envelope, created_at FROM events
 		WHERE platform_id = ? AND env = ? AND resource_id = ? ORDER BY id`, t.PlatformID, t.Env, customerID)
 	if err != nil {
@@ -27,6 +30,7 @@ func (q Q) EventsForCustomer(ctx context.Context, t Tenant, customerID string) (
 // SetPlatformRegulated marks a platform as a regulated financial institution
 // (or not). Regulated platforms skip the sandbox verification paperwork.
 func (q Q) SetPlatformRegulated(ctx context.Context, platformID string, regulated bool) error {
+	q.changed(settingKey{kind: settingPlatform, tenant: Tenant{PlatformID: platformID}})
 	res, err := q.exec(ctx, `UPDATE platforms SET regulated = ? WHERE id = ?`, regulated, platformID)
 	return affectedOne(res, err)
 }

@@ -39,6 +39,8 @@ type DB struct {
 
 	writeStmts, readStmts *stmtCache // SQLite only (stmts.go)
 
+	settings *settingsCache // settings.go
+
 	batchOnce sync.Once
 	batch     *batcher // group commit (batch.go); nil until first used, or if disabled
 }
@@ -62,7 +64,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{now: time.Now, opts: opts}
+	db := &DB{now: time.Now, opts: opts, settings: newSettingsCache()}
 	switch {
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
@@ -174,7 +176,9 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // Read returns a querier for reads outside a transaction.
-func (db *DB) Read() Q { return Q{engine: db.engine, x: db.read, now: db.now, stmts: db.readStmts} }
+func (db *DB) Read() Q {
+	return Q{engine: db.engine, x: db.read, now: db.now, stmts: db.readStmts, settings: db.settings}
+}
 
 // Tx is a write transaction. Its Q methods run inside it.
 type Tx struct {
@@ -214,14 +218,17 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 		_ = sqlTx.Rollback()
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	err = sqlTx.Commit()
+	db.forgetChanged(tx.staleSettings) // committed or not: forgetting is always safe
+	if err != nil {
 		return classify(fmt.Errorf("store: commit: %w", err))
 	}
 	return nil
 }
 
 func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
-	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}}
+	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}, outbox: &outbox{},
+		settings: db.settings, staleSettings: map[settingKey]struct{}{}}
 	if db.writeStmts != nil {
 		q.stmts, q.tx, q.txStmts = db.writeStmts, sqlTx, map[string]*sql.Stmt{}
 	}
@@ -229,4 +236,6 @@ func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
 }
 
 // Write returns a querier for single-statement writes outside a transaction.
-func (db *DB) Write() Q { return Q{engine: db.engine, x: db.write, now: db.now, stmts: db.writeStmts} }
+func (db *DB) Write() Q {
+	return Q{engine: db.engine, x: db.write, now: db.now, stmts: db.writeStmts, settings: db.settings}
+}

@@ -38,6 +38,12 @@ type Q struct {
 	txStmts map[string]*sql.Stmt
 	// counts is set inside InTx and InBatchTx (transaction_counts.go).
 	counts countDeltas
+	// outbox is set inside InTx and InBatchTx (outbox.go).
+	outbox *outbox
+	// settings is the DB's cache of tenant settings; staleSettings, inside
+	// a transaction, what it wrote of them (settings.go).
+	settings      *settingsCache
+	staleSettings map[settingKey]struct{}
 }
 
 // Engine reports the engine behind q.

@@ -46,9 +46,13 @@ func (q Q) countTransaction(t Tenant, customerID string) error {
 	return nil
 }
 
-// run is fn followed by what the transaction defers to its end.
+// run is fn followed by what the transaction defers to its end: its events
+// (outbox.go), then its counts.
 func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.flushEvents(ctx); err != nil {
 		return err
 	}
 	return tx.flushCounts(ctx)

@@ -62,6 +62,9 @@ func (q Q) InsertDelivery(ctx context.Context, t Tenant, eventID string, at time
 
 // GetDelivery returns an event's delivery; lock takes a row lock (PostgreSQL).
 func (q Q) GetDelivery(ctx context.Context, t Tenant, eventID string, lock bool) (Delivery, error) {
+	if err := q.flushEvents(ctx); err != nil {
+		return Delivery{}, err
+	}
 	query := `SELECT ` + deliveryCols + ` FROM webhook_deliveries d WHERE d.platform_id = ? AND d.env = ? AND d.event_id = ?`
 	if lock {
 		query += q.forUpdate()
@@ -322,6 +325,9 @@ func (tx *Tx) lease(ctx context.Context, picked []Claim, token string, now, unti
 // LeaseDelivery leases one pending delivery to token (for a delivery made
 // synchronously by a request, such as the sandbox test webhook).
 func (q Q) LeaseDelivery(ctx context.Context, t Tenant, eventID, token string, until time.Time) error {
+	if err := q.flushEvents(ctx); err != nil {
+		return err
+	}
 	now := toMicros(q.Now())
 	res, err := q.exec(ctx, `UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?, attempts = attempts + 1,
 		updated_at = ? WHERE platform_id = ? AND env = ? AND event_id = ? AND state = 'PENDING'
@@ -554,6 +560,9 @@ func scanEventWithDelivery(row interface{ Scan(...any) error }) (EventWithDelive
 // ListEvents returns up to limit events of the tenant after the id `after`
 // (keyset), oldest first, with their deliveries, and how many match in all.
 func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string, limit int) ([]EventWithDelivery, int, error) {
+	if err := q.flushEvents(ctx); err != nil {
+		return nil, 0, err
+	}
 	w := where{}
 	w.add("e.platform_id = ?", t.PlatformID)
 	w.add("e.env = ?", t.Env)
@@ -591,6 +600,9 @@ func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string
 
 // GetEventWithDelivery returns one event of the tenant with its delivery.
 func (q Q) GetEventWithDelivery(ctx context.Context, t Tenant, eventID string) (EventWithDelivery, error) {
+	if err := q.flushEvents(ctx); err != nil {
+		return EventWithDelivery{}, err
+	}
 	return scanEventWithDelivery(q.queryRow(ctx, `SELECT `+eventCols+`, `+deliveryCols+`
 		FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
 		WHERE e.platform_id = ? AND e.env = ? AND e.id = ?`, t.PlatformID, t.Env, eventID))
@@ -651,6 +663,7 @@ type WebhookSecret struct {
 // InsertWebhookSecret stores a secret. A second current secret (no expiry)
 // for the tenant is ErrConflict.
 func (q Q) InsertWebhookSecret(ctx context.Context, s WebhookSecret) error {
+	q.changed(settingKey{kind: settingSecrets, tenant: s.Tenant})
 	_, err := q.exec(ctx, `INSERT INTO webhook_secrets (id, platform_id, env, secret, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, s.ID, s.Tenant.PlatformID, s.Tenant.Env, s.Secret, toMicros(s.CreatedAt),
 		nullMicros(s.ExpiresAt))
@@ -684,6 +697,7 @@ func (q Q) ActiveWebhookSecrets(ctx context.Context, t Tenant, at time.Time) ([]
 // ExpireCurrentWebhookSecret gives the tenant's current secret an expiry, so
 // a new current secret can be inserted. ErrNotFound: there was none.
 func (q Q) ExpireCurrentWebhookSecret(ctx context.Context, t Tenant, at time.Time) error {
+	q.changed(settingKey{kind: settingSecrets, tenant: t})
 	res, err := q.exec(ctx, `UPDATE webhook_secrets SET expires_at = ? WHERE platform_id = ? AND env = ? AND expires_at IS NULL`,
 		toMicros(at), t.PlatformID, t.Env)
 	return affectedOne(res, err)

@@ -67,7 +67,7 @@ func (k *serviceKey) publicPEM(ctx context.Context) ([]byte, error) {
 // creating the first secret if the tenant has none yet.
 func activeSecrets(ctx context.Context, db *store.DB, t store.Tenant) ([]store.WebhookSecret, error) {
 	for range 3 {
-		list, err := db.Read().ActiveWebhookSecrets(ctx, t, db.Now())
+		list, err := db.WebhookSecrets(ctx, t, db.Now())
 		if err != nil || len(list) > 0 {
 			return list, err
 		}

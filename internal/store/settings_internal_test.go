@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+	"testing"
+)
+
+// A value loaded while a writer commits must not be kept: the writer's
+// invalidation after its commit moves the generation the reader started
+// from, so the next read loads again.
+func TestSettingsCache_ReadRacingACommitIsNotKept(t *testing.T) {
+	c := newSettingsCache()
+	k := settingKey{kind: settingConfig, tenant: Tenant{PlatformID: "Platform:p", Env: EnvSandbox}}
+	ctx := context.Background()
+	loads := 0
+	load := func(v string, during func()) func(context.Context) (string, error) {
+		return func(context.Context) (string, error) {
+			loads++
+			if during != nil {
+				during()
+			}
+			return v, nil
+		}
+	}
+	// The read sees the old row; the writer commits and invalidates before
+	// the reader stores it.
+	if v, _ := get(ctx, c, k, load("old", func() { c.invalidate(k) })); v != "old" {
+		t.Fatal(v)
+	}
+	if v, _ := get(ctx, c, k, load("new", nil)); v != "new" || loads != 2 {
+		t.Fatalf("got %q after %d loads: the stale read was cached", v, loads)
+	}
+	if v, _ := get(ctx, c, k, load("unused", nil)); v != "new" || loads != 2 {
+		t.Fatalf("got %q after %d loads: the fresh read was not cached", v, loads)
+	}
+	c.invalidate(k)
+	if v, _ := get(ctx, c, k, load("newer", nil)); v != "newer" || loads != 3 {
+		t.Fatalf("got %q after %d loads: invalidate did not forget", v, loads)
+	}
+}
