@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -93,27 +94,41 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 // InsertTransaction stores a new transaction and counts it in
 // transaction_counts; q must be a Tx.
 func (q Q) InsertTransaction(ctx context.Context, x Transaction) error {
+	_, err := q.CreateTransaction(ctx, x)
+	return err
+}
+
+// insertedTransactionCols are transactionCols read from the inserted row
+// (RETURNING names it by its table: SQLite allows no alias there), the
+// customer's platformCustomerId by a subquery instead of the join.
+var insertedTransactionCols = strings.ReplaceAll(strings.Replace(transactionCols, "c.platform_customer_id",
+	"(SELECT c.platform_customer_id FROM customers c WHERE c.id = t.customer_id)", 1), "t.", "transactions.")
+
+// CreateTransaction is InsertTransaction answering the row as stored, as
+// GetTransaction would read it back, in the same statement.
+func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, error) {
 	var received sql.NullInt64
 	if x.ReceivedAmount != nil {
 		received = sql.NullInt64{Int64: *x.ReceivedAmount, Valid: true}
 	}
-	_, err := q.exec(ctx, `INSERT INTO transactions (id, platform_id, env, transaction_type, status, direction,
+	stored, err := scanTransaction(q.queryRow(ctx, `INSERT INTO transactions (id, platform_id, env, transaction_type, status, direction,
 		customer_id, account_id, source_account_id, destination_account_id, source, destination, sent_amount,
 		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
 		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
 		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		RETURNING `+insertedTransactionCols,
 		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
 		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
 		x.SentAmount, x.SentCurrency, received, x.ReceivedCurrency, x.Fees, x.RuleBasedAccountID, x.CardID,
 		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
 		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
 		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
-		string(x.CounterpartyInformation), x.HoldID)
+		string(x.CounterpartyInformation), x.HoldID))
 	if err != nil {
-		return err
+		return Transaction{}, err
 	}
-	return q.countTransaction(x.Tenant, x.CustomerID)
+	return stored, q.countTransaction(x.Tenant, x.CustomerID)
 }
 
 func jsonCol(s string) []byte {

@@ -230,10 +230,7 @@ func Record(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (Transacti
 		RateDetails: n.RateDetails, PaymentInstructions: n.PaymentInstructions,
 		CounterpartyInformation: n.CounterpartyInformation, FailureReason: n.FailureReason, HoldID: n.HoldID,
 	}
-	if err := tx.InsertTransaction(ctx, row); err != nil {
-		return Transaction{}, err
-	}
-	stored, err := tx.GetTransaction(ctx, t, n.ID)
+	stored, err := tx.CreateTransaction(ctx, row)
 	if err != nil {
 		return Transaction{}, err
 	}
