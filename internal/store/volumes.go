@@ -58,9 +58,16 @@ func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limi
 		// change stays unlocked (an upsert's DO UPDATE ... WHERE would lock
 		// it anyway, and the spread below would then deadlock on it). The
 		// day's first execution finds no rows and creates them below.
+		//
+		// A shard can be over its share only if the limit was lowered
+		// during the day; then the shares no longer add up to a bound, so
+		// the fast path stands aside (NOT EXISTS) and the slow path, which
+		// counts the whole day, decides.
 		res, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd + ?
-			WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?`,
-			usd, t.PlatformID, t.Env, day, k, usd, caps[k])
+			WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?
+			AND NOT EXISTS (SELECT 1 FROM daily_volumes o WHERE o.platform_id = ? AND o.env = ? AND o.day = ?
+				AND o.usd > CASE WHEN o.shard = 0 THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END)`,
+			usd, t.PlatformID, t.Env, day, k, usd, caps[k], t.PlatformID, t.Env, day, caps[0], caps[1])
 		if err != nil {
 			return false, err
 		}
@@ -90,13 +97,14 @@ func (q Q) addVolumeSpread(ctx context.Context, t Tenant, day, usd int64, caps [
 		return false, err
 	}
 	var room [volumeShards]int64
-	var free int64
+	var free, total int64
 	err = ledgerEachRow(rows, func(r *sql.Rows) error {
 		var k int
 		var used int64
 		if err := r.Scan(&k, &used); err != nil {
 			return err
 		}
+		total += used
 		if k >= 0 && k < volumeShards {
 			room[k] = max(0, caps[k]-used)
 			free += room[k]
@@ -106,6 +114,9 @@ func (q Q) addVolumeSpread(ctx context.Context, t Tenant, day, usd int64, caps [
 	if err != nil {
 		return false, err
 	}
+	// The shares' room overstates what is left when a shard is over its
+	// share (a lowered limit): the day's total decides.
+	free = min(free, caps[0]+caps[1]*(volumeShards-1)-total)
 	if usd > free {
 		return false, nil
 	}

@@ -53,6 +53,46 @@ func TestDailyVolume_AddRespectsLimitPerDay(t *testing.T) {
 	})
 }
 
+// A limit lowered during the day holds at once: what was counted under the
+// old limit counts against the new one, whichever shard a later add picks.
+func TestDailyVolume_LoweredLimitCountsTheWholeDay(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		day := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+		add := func(usd, limit int64) bool {
+			t.Helper()
+			var ok bool
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				ok, err = tx.AddDailyVolume(ctx, tn, day, usd, limit)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if !add(2500, 1_000_000) {
+			t.Fatal("first add refused")
+		}
+		if add(2500, 3000) {
+			t.Fatal("2500 + 2500 accepted under a limit of 3000")
+		}
+		// 300 fits any one share of 3000 (375): only the whole day's total
+		// can refuse the second.
+		if !add(300, 3000) || !add(200, 3000) {
+			t.Fatal("adds up to the lowered limit refused")
+		}
+		for range 20 {
+			if add(1, 3000) {
+				t.Fatal("an add past the lowered limit was accepted")
+			}
+		}
+		if got, err := db.Read().DailyVolume(ctx, tn, day); err != nil || got != 3000 {
+			t.Fatalf("DailyVolume = %d, %v; want 3000", got, err)
+		}
+	})
+}
+
 // Concurrent executions cannot together pass the limit (the gap the old
 // read-then-check left open), whichever shards they land on: 7 fits no
 // share of 100/8 = 12 twice, so most adds take the locking spread path.
