@@ -79,14 +79,17 @@ func moneyError(err error) error {
 	return err
 }
 
-// executeTx executes a PENDING quote inside tx (the row is locked, or, when
-// fresh, not stored yet: it is inserted executed): the money movement, the
+// executeTx executes a PENDING quote inside tx: the money movement, the
 // transaction's transitions, the rails hand-off for external payouts, and
 // the daily volume. It returns the quote as execution left it (PROCESSING).
-func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, row *store.Quote, d *document, fresh bool) (Quote, error) {
+//
+// A stored quote's row is locked by the caller, and held is nil. A quote
+// created and executed at once (held: its transaction as just recorded) is
+// not stored yet: it is inserted once, after the transitions, with the
+// status they leave, and its transaction is not read again.
+func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, row *store.Quote, d *document, held *store.Transaction) (Quote, error) {
 	now := tx.Now().UTC().Truncate(time.Microsecond)
 	q, p := d.Quote, d.Plan
-	// Mark executed first: the transitions below set the status column.
 	row.ExecutedAt, row.UpdatedAt, row.Status = &now, now, StatusProcessing
 	d.Quote.Status = StatusProcessing
 	body, err := json.Marshal(d)
@@ -94,12 +97,11 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 		return Quote{}, err
 	}
 	row.Document = body
-	write := tx.UpdateQuote
-	if fresh {
-		write = tx.InsertQuote
-	}
-	if err := write(ctx, *row); err != nil {
-		return Quote{}, err
+	if held == nil {
+		// Marked executed first: the transitions below set the status column.
+		if err := tx.UpdateQuote(ctx, *row); err != nil {
+			return Quote{}, err
+		}
 	}
 	from := p.SourceLedgerID
 	if p.Funding == FundPull {
@@ -138,8 +140,21 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 		// instant: PROCESSING, then COMPLETED, in one write.
 		changes = append(changes, transactions.Change{Status: transactions.StatusCompleted, SettledAt: &now})
 	}
-	if _, err := transactions.Transitions(ctx, tx, t, q.TransactionID, changes...); err != nil {
-		return Quote{}, err
+	if held == nil {
+		if _, err := transactions.Transitions(ctx, tx, t, q.TransactionID, changes...); err != nil {
+			return Quote{}, err
+		}
+	} else {
+		_, status, err := transactions.TransitionsOf(ctx, tx, t, *held, changes...)
+		if err != nil {
+			return Quote{}, err
+		}
+		if status != "" {
+			row.Status = status
+		}
+		if err := tx.InsertQuote(ctx, *row); err != nil {
+			return Quote{}, err
+		}
 	}
 	switch p.To {
 	case ToInternal:

@@ -392,8 +392,12 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		return Quote{}, noX, err
 	}
 	usd := s.usdEquivalent(ctx, eng, pr.TotalSendingAmount, r.plan.SendingCurrency)
-	if err := s.checkVolume(ctx, s.DB.Read(), t, usd, now); err != nil {
-		return Quote{}, noX, err
+	// An immediate execution adds the volume, or is refused, in the
+	// transaction below; checking first would read the day's total twice.
+	if !immediately {
+		if err := s.checkVolume(ctx, s.DB.Read(), t, usd, now); err != nil {
+			return Quote{}, noX, err
+		}
 	}
 	sendCur, _ := currency.Lookup(r.plan.SendingCurrency)
 	recvCur, _ := currency.Lookup(r.plan.ReceivingCurrency)
@@ -427,7 +431,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			counterparty, _ = json.Marshal(req.SenderCustomerInfo)
 		}
 		received := pr.TotalReceivingAmount
-		if _, err := transactions.Record(ctx, tx, t, transactions.New{
+		xrow, _, err := transactions.RecordRow(ctx, tx, t, transactions.New{
 			ID: q.TransactionID, Type: r.txType, Status: transactions.StatusPending, Direction: r.txDirection,
 			CustomerID: customerOf(r), AccountID: r.txAccountID, Source: r.txSource, Destination: r.txDest,
 			SentAmount: q.TotalSendingAmount, SentCurrency: r.plan.SendingCurrency, ReceivedAmount: &received,
@@ -435,7 +439,8 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			Description: q.Description, QuoteID: q.ID, PlatformFees: q.PlatformFeesIncluded,
 			ExchangeRate: string(q.ExchangeRate), RateDetails: rateDetails, PaymentInstructions: q.PaymentInstructions,
 			CounterpartyInformation: counterparty,
-		}); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		row := store.Quote{ID: q.ID, Tenant: t, Status: StatusPending, TransactionID: q.TransactionID,
@@ -460,7 +465,11 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		}
 		out = q
 		if immediately {
-			if out, err = s.executeTx(ctx, tx, t, &row, &doc, fresh); err != nil {
+			var held *store.Transaction
+			if fresh {
+				held = &xrow
+			}
+			if out, err = s.executeTx(ctx, tx, t, &row, &doc, held); err != nil {
 				return err
 			}
 		}
@@ -662,7 +671,7 @@ func (s *Service) Execute(ctx context.Context, t store.Tenant, quoteID string) (
 		if d.Plan.Funding == FundInstructions {
 			return apierr.InvalidInput("Quote " + row.ID + " is funded through its paymentInstructions and cannot be executed: it proceeds when the funds arrive")
 		}
-		if out, err = s.executeTx(ctx, tx, t, &row, &d, false); err != nil {
+		if out, err = s.executeTx(ctx, tx, t, &row, &d, nil); err != nil {
 			return err
 		}
 		return idempotency.Record(ctx, tx, out)
@@ -695,7 +704,7 @@ func (s *Service) ExecuteFunded(ctx context.Context, tx *store.Tx, t store.Tenan
 	if !tx.Now().Before(row.ExpiresAt) {
 		return Quote{}, apierr.Newf("QUOTE_EXPIRED", "Quote %s expired at %s", row.ID, row.ExpiresAt.Format(time.RFC3339))
 	}
-	return s.executeTx(ctx, tx, t, &row, &d, false)
+	return s.executeTx(ctx, tx, t, &row, &d, nil)
 }
 
 // FundingAccount returns, for a payment-instruction-funded quote, the

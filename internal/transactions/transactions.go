@@ -207,16 +207,24 @@ type New struct {
 // OUTGOING_PAYMENT.<STATUS>, data the transaction), so the record and its
 // event commit with the money movement or not at all.
 func Record(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (Transaction, error) {
+	_, out, err := RecordRow(ctx, tx, t, n)
+	return out, err
+}
+
+// RecordRow is Record answering the stored row too, for a caller that
+// changes the transaction again in the same database transaction
+// (TransitionsOf).
+func RecordRow(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (store.Transaction, Transaction, error) {
 	if n.ID == "" || n.Type == "" || n.Status == "" || n.Direction == "" {
-		return Transaction{}, errors.New("transactions: id, type, status and direction are required")
+		return store.Transaction{}, Transaction{}, errors.New("transactions: id, type, status and direction are required")
 	}
 	src, err := json.Marshal(n.Source)
 	if err != nil {
-		return Transaction{}, err
+		return store.Transaction{}, Transaction{}, err
 	}
 	dst, err := json.Marshal(n.Destination)
 	if err != nil {
-		return Transaction{}, err
+		return store.Transaction{}, Transaction{}, err
 	}
 	now := tx.Now().UTC().Truncate(time.Microsecond)
 	row := store.Transaction{
@@ -232,18 +240,18 @@ func Record(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (Transacti
 	}
 	stored, err := tx.CreateTransaction(ctx, row)
 	if err != nil {
-		return Transaction{}, err
+		return store.Transaction{}, Transaction{}, err
 	}
 	out, err := Render(stored)
 	if err != nil {
-		return Transaction{}, err
+		return store.Transaction{}, Transaction{}, err
 	}
 	if typ := EventType(out.Type, out.Status); typ != "" {
 		if _, err := events.Emit(ctx, tx, t, typ, out.ID, out); err != nil {
-			return Transaction{}, err
+			return store.Transaction{}, Transaction{}, err
 		}
 	}
-	return out, nil
+	return stored, out, nil
 }
 
 // EventType is the event a transaction of typ entering status emits, or ""

@@ -130,23 +130,34 @@ func Transitions(ctx context.Context, tx *store.Tx, t store.Tenant, transactionI
 	if err != nil {
 		return Transaction{}, err
 	}
+	out, quoteStatus, err := TransitionsOf(ctx, tx, t, row, chs...)
+	if err != nil || quoteStatus == "" {
+		return out, err
+	}
+	return out, tx.SetQuoteStatusByTransaction(ctx, t, row.ID, quoteStatus, row.UpdatedAt)
+}
+
+// TransitionsOf is Transitions for a row the caller holds in this database
+// transaction as stored (it recorded it: RecordRow), which spares reading it
+// again. It leaves the quote to the caller: quoteStatus is the status
+// Transitions would have given it ("" for none), so a caller that stores
+// the quote after this call writes it once.
+func TransitionsOf(ctx context.Context, tx *store.Tx, t store.Tenant, row store.Transaction, chs ...Change) (out Transaction, quoteStatus string, err error) {
 	type event struct {
 		typ string
 		out Transaction
 	}
 	var evs []event
-	var out Transaction
-	quoteStatus := ""
 	now := tx.Now().UTC().Truncate(time.Microsecond)
 	for _, ch := range chs {
 		statusChanged, refundEvent, err := apply(&row, ch)
 		if err != nil {
-			return Transaction{}, err
+			return Transaction{}, "", err
 		}
 		row.UpdatedAt = now
 		// row is what will be stored (every column is written as is).
 		if out, err = Render(row); err != nil {
-			return Transaction{}, err
+			return Transaction{}, "", err
 		}
 		if statusChanged {
 			if row.QuoteID != "" && slices.Contains(QuoteStatuses, row.Status) {
@@ -163,19 +174,14 @@ func Transitions(ctx context.Context, tx *store.Tx, t store.Tenant, transactionI
 		}
 	}
 	if err := tx.UpdateTransaction(ctx, row); err != nil {
-		return Transaction{}, err
-	}
-	if quoteStatus != "" {
-		if err := tx.SetQuoteStatusByTransaction(ctx, t, row.ID, quoteStatus, now); err != nil {
-			return Transaction{}, err
-		}
+		return Transaction{}, "", err
 	}
 	for _, e := range evs {
 		if _, err := events.Emit(ctx, tx, t, e.typ, e.out.ID, e.out); err != nil {
-			return Transaction{}, err
+			return Transaction{}, "", err
 		}
 	}
-	return out, nil
+	return out, quoteStatus, nil
 }
 
 // apply makes one change to row in memory. It reports whether the status
