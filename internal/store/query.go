@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -95,6 +97,29 @@ func (q Q) rebind(query string) string {
 	if q.engine != Postgres || !strings.Contains(query, "?") {
 		return query
 	}
+	if v, ok := rebound.Load(query); ok {
+		return v.(string)
+	}
+	out := rebindPlaceholders(query)
+	// Queries are constants or built from a bounded set of parts (filters,
+	// IN lists chunked to fixed sizes); the cap only guards against a
+	// future caller that is not.
+	if reboundN.Add(1) <= reboundCap {
+		rebound.Store(query, out)
+	}
+	return out
+}
+
+// rebound caches rebind's answers: rewriting every statement's text cost
+// 3% of the server's CPU under load.
+var (
+	rebound  sync.Map
+	reboundN atomic.Int64
+)
+
+const reboundCap = 10_000
+
+func rebindPlaceholders(query string) string {
 	var b strings.Builder
 	b.Grow(len(query) + 16)
 	n := 0
