@@ -199,20 +199,45 @@ type LockedLedgerAccount struct {
 func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[string]LockedLedgerAccount, error) {
 	out := make(map[string]LockedLedgerAccount, len(ids))
 	if q.engine == Postgres {
-		bals, err := q.LockLedgerBalances(ctx, t, ids)
+		// The accounts with a balance row, locked in account order, in one
+		// query; then those without one (hot accounts), if any.
+		ids = ledgerDedupe(ids)
+		err := q.eachInChunks(ctx, ids, func(in string) (string, []any) {
+			return `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits,
+				b.floor_zero, b.version, b.updated_at FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
+				WHERE b.platform_id = ? AND b.env = ? AND a.platform_id = b.platform_id AND a.env = b.env
+				AND b.account_id IN (` + in + `) ORDER BY b.account_id FOR UPDATE OF b`, []any{t.PlatformID, t.Env}
+		}, func(r *sql.Rows) error {
+			var a LockedLedgerAccount
+			var b LedgerBalance
+			var updated int64
+			if err := r.Scan(&a.ID, &a.Currency, &a.Kind, &a.Hot, &b.Posted, &b.PendingDebits, &b.PendingCredits,
+				&b.FloorZero, &b.Version, &updated); err != nil {
+				return err
+			}
+			b.AccountID, b.UpdatedAt = a.ID, fromMicros(updated)
+			a.Balance = &b
+			out[a.ID] = a
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		accts, err := q.LedgerAccountsByID(ctx, t, ids)
+		var rest []string
+		for _, aid := range ids {
+			if _, ok := out[aid]; !ok {
+				rest = append(rest, aid)
+			}
+		}
+		if len(rest) == 0 {
+			return out, nil
+		}
+		accts, err := q.LedgerAccountsByID(ctx, t, rest)
 		if err != nil {
 			return nil, err
 		}
 		for aid, a := range accts {
-			la := LockedLedgerAccount{ID: a.ID, Currency: a.Currency, Kind: a.Kind, Hot: a.Hot}
-			if b, ok := bals[aid]; ok {
-				la.Balance = &b
-			}
-			out[aid] = la
+			out[aid] = LockedLedgerAccount{ID: a.ID, Currency: a.Currency, Kind: a.Kind, Hot: a.Hot}
 		}
 		return out, nil
 	}
