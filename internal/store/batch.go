@@ -223,10 +223,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		}
 	}
 	tx.counts, tx.outbox = counts, &outbox{events: events}
-	if err := tx.flushEvents(ctx); err != nil {
-		return abort(ok, err)
-	}
-	if err := tx.flushCounts(ctx); err != nil {
+	if err := tx.flushAtCommit(ctx); err != nil {
 		return abort(ok, err)
 	}
 	err = sqlTx.Commit()

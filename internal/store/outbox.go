@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -32,37 +33,93 @@ func (q Q) QueueEvent(e Event) error {
 
 // flushEvents writes the queued events and their deliveries.
 func (q Q) flushEvents(ctx context.Context) error {
+	return q.execAll(ctx, q.takeEvents())
+}
+
+// takeEvents empties the queue into the statements that write it.
+func (q Q) takeEvents() []statement {
 	if q.outbox == nil || len(q.outbox.events) == 0 {
 		return nil
 	}
 	pending := q.outbox.events
 	q.outbox.events = nil
+	var out []statement
 	for len(pending) > 0 {
 		n := min(len(pending), outboxChunk)
-		if err := q.insertEvents(ctx, pending[:n]); err != nil {
-			return err
-		}
+		out = append(out, insertEvents(pending[:n])...)
 		pending = pending[n:]
 	}
-	return nil
+	return out
 }
 
-func (q Q) insertEvents(ctx context.Context, es []Event) error {
+func insertEvents(es []Event) []statement {
 	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
 	args := make([]any, 0, 7*len(es))
 	for _, e := range es {
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, e.Type, e.ResourceID, string(e.Envelope), toMicros(e.CreatedAt))
 	}
-	if _, err := q.exec(ctx, `INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES `+values, args...); err != nil {
-		return err
-	}
+	events := statement{`INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES ` + values, args}
 	values = strings.TrimSuffix(strings.Repeat("(?, ?, ?, 'PENDING', 0, ?, ?, ?), ", len(es)), ", ")
-	args = args[:0]
+	args = make([]any, 0, 6*len(es))
 	for _, e := range es {
 		at := toMicros(e.CreatedAt)
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, at, at, at)
 	}
-	_, err := q.exec(ctx, `INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts, window_start,
-		next_attempt_at, updated_at) VALUES `+values, args...)
-	return err
+	deliveries := statement{`INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts, window_start,
+		next_attempt_at, updated_at) VALUES ` + values, args}
+	return []statement{events, deliveries}
+}
+
+// statement is one write, "?" placeholders.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// maxCombinedArgs keeps a combined statement under PostgreSQL's 65535
+// parameters.
+const maxCombinedArgs = 60_000
+
+// execAll runs writes that neither reads the others' rows nor touches their
+// rows (the outbox and the counters at commit). On PostgreSQL they go in as
+// one statement, each a data-modifying WITH query of it, so they cost one
+// round trip; SQLite runs in-process and takes them one by one.
+func (q Q) execAll(ctx context.Context, stmts []statement) error {
+	for len(stmts) > 0 {
+		n, params := 1, len(stmts[0].args)
+		if q.engine == Postgres {
+			for n < len(stmts) && params+len(stmts[n].args) <= maxCombinedArgs {
+				params += len(stmts[n].args)
+				n++
+			}
+		}
+		query, args := combine(stmts[:n])
+		if _, err := q.exec(ctx, query, args...); err != nil {
+			return err
+		}
+		stmts = stmts[n:]
+	}
+	return nil
+}
+
+// combine makes one statement of several: all but the last as WITH queries.
+func combine(stmts []statement) (string, []any) {
+	if len(stmts) == 1 {
+		return stmts[0].sql, stmts[0].args
+	}
+	var b strings.Builder
+	var args []any
+	last := len(stmts) - 1
+	for i, st := range stmts[:last] {
+		if i == 0 {
+			b.WriteString("WITH ")
+		} else {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "w%d AS (%s)", i, st.sql)
+		args = append(args, st.args...)
+	}
+	b.WriteString(" ")
+	b.WriteString(stmts[last].sql)
+	return b.String(), append(args, stmts[last].args...)
 }

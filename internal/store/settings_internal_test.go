@@ -38,3 +38,16 @@ func TestSettingsCache_ReadRacingACommitIsNotKept(t *testing.T) {
 		t.Fatalf("got %q after %d loads: invalidate did not forget", v, loads)
 	}
 }
+
+// combine makes one statement of several writes, the earlier ones WITH
+// queries, arguments in order (the outbox and counters at commit).
+func TestCombine_WritesAsOneStatement(t *testing.T) {
+	q, args := combine([]statement{{"INSERT INTO a VALUES (?)", []any{1}}, {"INSERT INTO b VALUES (?, ?)", []any{2, 3}}, {"UPDATE c SET x = ?", []any{4}}})
+	want := "WITH w0 AS (INSERT INTO a VALUES (?)), w1 AS (INSERT INTO b VALUES (?, ?)) UPDATE c SET x = ?"
+	if q != want || len(args) != 4 || args[0] != 1 || args[3] != 4 {
+		t.Fatalf("%s %v", q, args)
+	}
+	if got := (Q{engine: Postgres}).rebind(q); got != "WITH w0 AS (INSERT INTO a VALUES ($1)), w1 AS (INSERT INTO b VALUES ($2, $3)) UPDATE c SET x = $4" {
+		t.Fatal(got)
+	}
+}

@@ -28,7 +28,7 @@ const countShards = 8
 type countKey struct{ platformID, env, scope string }
 
 // countDeltas are the increments of one database transaction, applied just
-// before it commits (flushCounts).
+// before it commits (flushAtCommit).
 type countDeltas map[countKey]int64
 
 // countTransaction records that a transaction of t (owned by customerID, ""
@@ -47,18 +47,15 @@ func (q Q) countTransaction(t Tenant, customerID string) error {
 }
 
 // run is fn followed by what the transaction defers to its end: its events
-// (outbox.go), then its counts.
+// (outbox.go) and its counts.
 func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := tx.flushEvents(ctx); err != nil {
-		return err
-	}
-	return tx.flushCounts(ctx)
+	return tx.flushAtCommit(ctx)
 }
 
-// flushCounts adds the transaction's increments in one statement whose rows
+// The transaction's increments are added in one statement whose rows
 // are in key order. Taking the counter locks last and in one global order is
 // what keeps them from deadlocking on PostgreSQL: a transfer records the
 // sender's transaction before the ledger locks balances and the receiver's
@@ -66,9 +63,22 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 // then B's in one transfer and B's then A's in the reverse one. It also holds
 // the shared 'all' row only from here to the commit. The shard is picked once
 // per database transaction, so each scope it touched is one row.
-func (q Q) flushCounts(ctx context.Context) error {
+//
+// flushAtCommit writes the outbox and the counts, in one statement on
+// PostgreSQL (execAll): the transaction's last, so the counter rows stay
+// locked only from there to the commit.
+func (q Q) flushAtCommit(ctx context.Context) error {
+	stmts := q.takeEvents()
+	if st, ok := q.takeCounts(); ok {
+		stmts = append(stmts, st)
+	}
+	return q.execAll(ctx, stmts)
+}
+
+// takeCounts empties the increments into the statement that adds them.
+func (q Q) takeCounts() (statement, bool) {
 	if len(q.counts) == 0 {
-		return nil
+		return statement{}, false
 	}
 	type row struct {
 		countKey
@@ -95,10 +105,9 @@ func (q Q) flushCounts(ctx context.Context) error {
 		args = append(args, r.platformID, r.env, r.scope, r.shard, r.n)
 	}
 	clear(q.counts)
-	_, err := q.exec(ctx, `INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES `+
-		strings.Join(values, ", ")+` ON CONFLICT (platform_id, env, scope, shard) DO UPDATE SET n = transaction_counts.n + excluded.n`,
-		args...)
-	return err
+	return statement{`INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES ` +
+		strings.Join(values, ", ") + ` ON CONFLICT (platform_id, env, scope, shard) DO UPDATE SET n = transaction_counts.n + excluded.n`,
+		args}, true
 }
 
 // countedScope is the one place that decides which filters have a counter:
