@@ -83,11 +83,11 @@ func moneyError(err error) error {
 // transaction's transitions, the rails hand-off for external payouts, and
 // the daily volume. It returns the quote as execution left it (PROCESSING).
 //
-// A stored quote's row is locked by the caller, and held is nil. A quote
-// created and executed at once (held: its transaction as just recorded) is
-// not stored yet: it is inserted once, after the transitions, with the
-// status they leave, and its transaction is not read again.
-func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, row *store.Quote, d *document, held *store.Transaction) (Quote, error) {
+// A stored quote's row is locked by the caller, and unrecorded is nil. A
+// quote created and executed at once is not stored yet, nor is its
+// transaction (unrecorded): both are inserted once, as the execution leaves
+// them.
+func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, row *store.Quote, d *document, unrecorded *transactions.New) (Quote, error) {
 	now := tx.Now().UTC().Truncate(time.Microsecond)
 	q, p := d.Quote, d.Plan
 	row.ExecutedAt, row.UpdatedAt, row.Status = &now, now, StatusProcessing
@@ -97,7 +97,7 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 		return Quote{}, err
 	}
 	row.Document = body
-	if held == nil {
+	if unrecorded == nil {
 		// Marked executed first: the transitions below set the status column.
 		if err := tx.UpdateQuote(ctx, *row); err != nil {
 			return Quote{}, err
@@ -140,12 +140,12 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 		// instant: PROCESSING, then COMPLETED, in one write.
 		changes = append(changes, transactions.Change{Status: transactions.StatusCompleted, SettledAt: &now})
 	}
-	if held == nil {
+	if unrecorded == nil {
 		if _, err := transactions.Transitions(ctx, tx, t, q.TransactionID, changes...); err != nil {
 			return Quote{}, err
 		}
 	} else {
-		_, status, err := transactions.TransitionsOf(ctx, tx, t, *held, changes...)
+		_, status, err := transactions.RecordChanged(ctx, tx, t, *unrecorded, changes...)
 		if err != nil {
 			return Quote{}, err
 		}

@@ -431,7 +431,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			counterparty, _ = json.Marshal(req.SenderCustomerInfo)
 		}
 		received := pr.TotalReceivingAmount
-		xrow, _, err := transactions.RecordRow(ctx, tx, t, transactions.New{
+		x := transactions.New{
 			ID: q.TransactionID, Type: r.txType, Status: transactions.StatusPending, Direction: r.txDirection,
 			CustomerID: customerOf(r), AccountID: r.txAccountID, Source: r.txSource, Destination: r.txDest,
 			SentAmount: q.TotalSendingAmount, SentCurrency: r.plan.SendingCurrency, ReceivedAmount: &received,
@@ -439,17 +439,17 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			Description: q.Description, QuoteID: q.ID, PlatformFees: q.PlatformFeesIncluded,
 			ExchangeRate: string(q.ExchangeRate), RateDetails: rateDetails, PaymentInstructions: q.PaymentInstructions,
 			CounterpartyInformation: counterparty,
-		})
-		if err != nil {
-			return err
 		}
 		row := store.Quote{ID: q.ID, Tenant: t, Status: StatusPending, TransactionID: q.TransactionID,
 			CustomerID: r.plan.SenderCustomerID, USDEquivalent: usd, ExpiresAt: q.ExpiresAt,
 			CreatedAt: now, UpdatedAt: now}
-		// An immediately executed quote is stored once, as execution leaves
-		// it, unless documents must be attached to it first.
+		// An immediately executed quote and its transaction are stored once,
+		// as execution leaves them, unless documents must be attached first.
 		fresh := immediately && !needsDocs
 		if !fresh {
+			if _, err := transactions.Record(ctx, tx, t, x); err != nil {
+				return err
+			}
 			if row.Document, err = json.Marshal(doc); err != nil {
 				return err
 			}
@@ -465,11 +465,11 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		}
 		out = q
 		if immediately {
-			var held *store.Transaction
+			var unrecorded *transactions.New
 			if fresh {
-				held = &xrow
+				unrecorded = &x
 			}
-			if out, err = s.executeTx(ctx, tx, t, &row, &doc, held); err != nil {
+			if out, err = s.executeTx(ctx, tx, t, &row, &doc, unrecorded); err != nil {
 				return err
 			}
 		}

@@ -207,27 +207,25 @@ type New struct {
 // OUTGOING_PAYMENT.<STATUS>, data the transaction), so the record and its
 // event commit with the money movement or not at all.
 func Record(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (Transaction, error) {
-	_, out, err := RecordRow(ctx, tx, t, n)
+	out, _, err := RecordChanged(ctx, tx, t, n)
 	return out, err
 }
 
-// RecordRow is Record answering the stored row too, for a caller that
-// changes the transaction again in the same database transaction
-// (TransitionsOf).
-func RecordRow(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (store.Transaction, Transaction, error) {
+// newRow is the row of a transaction about to be stored.
+func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 	if n.ID == "" || n.Type == "" || n.Status == "" || n.Direction == "" {
-		return store.Transaction{}, Transaction{}, errors.New("transactions: id, type, status and direction are required")
+		return store.Transaction{}, errors.New("transactions: id, type, status and direction are required")
 	}
 	src, err := json.Marshal(n.Source)
 	if err != nil {
-		return store.Transaction{}, Transaction{}, err
+		return store.Transaction{}, err
 	}
 	dst, err := json.Marshal(n.Destination)
 	if err != nil {
-		return store.Transaction{}, Transaction{}, err
+		return store.Transaction{}, err
 	}
 	now := tx.Now().UTC().Truncate(time.Microsecond)
-	row := store.Transaction{
+	return store.Transaction{
 		ID: n.ID, Tenant: t, Type: n.Type, Status: n.Status, Direction: n.Direction, CustomerID: n.CustomerID,
 		AccountID: n.AccountID, SourceAccountID: n.Source.AccountID, DestinationAccountID: n.Destination.AccountID,
 		Source: src, Destination: dst, SentAmount: n.SentAmount, SentCurrency: n.SentCurrency,
@@ -235,23 +233,18 @@ func RecordRow(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (store.
 		RuleBasedAccountID: n.RuleBasedAccountID, Reference: n.Reference, Description: n.Description,
 		LedgerTransferID: n.LedgerTransferID, SettledAt: n.SettledAt, CreatedAt: now, UpdatedAt: now,
 		QuoteID: n.QuoteID, PaymentRail: n.PaymentRail, PlatformFees: n.PlatformFees, ExchangeRate: n.ExchangeRate,
-		RateDetails: n.RateDetails, PaymentInstructions: n.PaymentInstructions,
-		CounterpartyInformation: n.CounterpartyInformation, FailureReason: n.FailureReason, HoldID: n.HoldID,
+		// JSON columns as the store reads them back (empty is nil), so the
+		// events rendered before the row is stored match it.
+		RateDetails: nilIfEmpty(n.RateDetails), PaymentInstructions: nilIfEmpty(n.PaymentInstructions),
+		CounterpartyInformation: nilIfEmpty(n.CounterpartyInformation), FailureReason: n.FailureReason, HoldID: n.HoldID,
+	}, nil
+}
+
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
 	}
-	stored, err := tx.CreateTransaction(ctx, row)
-	if err != nil {
-		return store.Transaction{}, Transaction{}, err
-	}
-	out, err := Render(stored)
-	if err != nil {
-		return store.Transaction{}, Transaction{}, err
-	}
-	if typ := EventType(out.Type, out.Status); typ != "" {
-		if _, err := events.Emit(ctx, tx, t, typ, out.ID, out); err != nil {
-			return store.Transaction{}, Transaction{}, err
-		}
-	}
-	return stored, out, nil
+	return b
 }
 
 // EventType is the event a transaction of typ entering status emits, or ""

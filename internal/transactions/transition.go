@@ -130,58 +130,108 @@ func Transitions(ctx context.Context, tx *store.Tx, t store.Tenant, transactionI
 	if err != nil {
 		return Transaction{}, err
 	}
-	out, quoteStatus, err := TransitionsOf(ctx, tx, t, row, chs...)
+	out, quoteStatus, err := transitionsOf(ctx, tx, t, row, chs...)
 	if err != nil || quoteStatus == "" {
 		return out, err
 	}
 	return out, tx.SetQuoteStatusByTransaction(ctx, t, row.ID, quoteStatus, row.UpdatedAt)
 }
 
-// TransitionsOf is Transitions for a row the caller holds in this database
-// transaction as stored (it recorded it: RecordRow), which spares reading it
-// again. It leaves the quote to the caller: quoteStatus is the status
-// Transitions would have given it ("" for none), so a caller that stores
-// the quote after this call writes it once.
-func TransitionsOf(ctx context.Context, tx *store.Tx, t store.Tenant, row store.Transaction, chs ...Change) (out Transaction, quoteStatus string, err error) {
-	type event struct {
-		typ string
-		out Transaction
+// transitionsOf is Transitions for a row locked as stored, but leaves the
+// quote to the caller: quoteStatus is the status it is to take ("" for none).
+func transitionsOf(ctx context.Context, tx *store.Tx, t store.Tenant, row store.Transaction, chs ...Change) (Transaction, string, error) {
+	evs, out, quoteStatus, err := change(&row, tx.Now().UTC().Truncate(time.Microsecond), chs)
+	if err != nil {
+		return Transaction{}, "", err
 	}
-	var evs []event
-	now := tx.Now().UTC().Truncate(time.Microsecond)
+	if err := tx.UpdateTransaction(ctx, row); err != nil {
+		return Transaction{}, "", err
+	}
+	return out, quoteStatus, emit(ctx, tx, t, evs)
+}
+
+// RecordChanged records a new transaction as the changes leave it: one
+// INSERT, where Record and Transitions would write twice. Its events are
+// those Record then Transitions would emit, each with the transaction as
+// that step left it. quoteStatus is the status the transaction's quote is
+// to take ("" for none); the caller, who stores the quote, writes it.
+func RecordChanged(ctx context.Context, tx *store.Tx, t store.Tenant, n New, chs ...Change) (out Transaction, quoteStatus string, err error) {
+	row, err := newRow(tx, t, n)
+	if err != nil {
+		return Transaction{}, "", err
+	}
+	first, err := Render(row)
+	if err != nil {
+		return Transaction{}, "", err
+	}
+	var evs []pendingEvent
+	if typ := EventType(first.Type, first.Status); typ != "" {
+		evs = append(evs, pendingEvent{typ, first})
+	}
+	more, _, quoteStatus, err := change(&row, row.CreatedAt, chs)
+	if err != nil {
+		return Transaction{}, "", err
+	}
+	stored, err := tx.CreateTransaction(ctx, row)
+	if err != nil {
+		return Transaction{}, "", err
+	}
+	if out, err = Render(stored); err != nil {
+		return Transaction{}, "", err
+	}
+	if len(chs) == 0 && len(evs) == 1 {
+		evs[0].out = out // as stored
+	}
+	evs = append(evs, more...)
+	for i := range evs { // known only once stored (the customer's)
+		evs[i].out.PlatformCustomerID = out.PlatformCustomerID
+	}
+	return out, quoteStatus, emit(ctx, tx, t, evs)
+}
+
+type pendingEvent struct {
+	typ string
+	out Transaction
+}
+
+// change applies chs to row in memory, one after the other, and answers the
+// events they call for, the transaction as the last left it and the quote
+// status it implies ("" for none).
+func change(row *store.Transaction, now time.Time, chs []Change) (evs []pendingEvent, out Transaction, quoteStatus string, err error) {
 	for _, ch := range chs {
-		statusChanged, refundEvent, err := apply(&row, ch)
+		statusChanged, refundEvent, err := apply(row, ch)
 		if err != nil {
-			return Transaction{}, "", err
+			return nil, Transaction{}, "", err
 		}
 		row.UpdatedAt = now
 		// row is what will be stored (every column is written as is).
-		if out, err = Render(row); err != nil {
-			return Transaction{}, "", err
+		if out, err = Render(*row); err != nil {
+			return nil, Transaction{}, "", err
 		}
 		if statusChanged {
 			if row.QuoteID != "" && slices.Contains(QuoteStatuses, row.Status) {
 				quoteStatus = row.Status
 			}
 			if typ := EventType(out.Type, out.Status); typ != "" {
-				evs = append(evs, event{typ, out})
+				evs = append(evs, pendingEvent{typ, out})
 			}
 		}
 		if refundEvent != "" {
 			if typ := EventType(out.Type, refundEvent); typ != "" {
-				evs = append(evs, event{typ, out})
+				evs = append(evs, pendingEvent{typ, out})
 			}
 		}
 	}
-	if err := tx.UpdateTransaction(ctx, row); err != nil {
-		return Transaction{}, "", err
-	}
+	return evs, out, quoteStatus, nil
+}
+
+func emit(ctx context.Context, tx *store.Tx, t store.Tenant, evs []pendingEvent) error {
 	for _, e := range evs {
 		if _, err := events.Emit(ctx, tx, t, e.typ, e.out.ID, e.out); err != nil {
-			return Transaction{}, "", err
+			return err
 		}
 	}
-	return out, quoteStatus, nil
+	return nil
 }
 
 // apply makes one change to row in memory. It reports whether the status

@@ -1,0 +1,92 @@
+package transactions
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
+)
+
+// RecordChanged stores a transaction once, as its changes leave it, and
+// emits what Record followed by Transitions would: one event per status,
+// each with the transaction as that step left it, the last one equal to the
+// transaction as read back (platformCustomerId included).
+func TestRecordChanged_EventsAsRecordThenTransitions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		p := store.Platform{ID: id.New(id.Platform), Name: "p", CreatedAt: now}
+		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		c := store.Customer{ID: id.New(id.Customer), Tenant: tn, PlatformCustomerID: "pc-1", Type: "INDIVIDUAL",
+			Status: "UNVERIFIED", Currencies: []string{"USD"}, Region: "US", Profile: []byte(`{}`), CreatedAt: now, UpdatedAt: now}
+		received := int64(990)
+		n := New{ID: id.New(id.Transaction), Type: TypeOutgoing, Status: StatusPending, Direction: Debit,
+			CustomerID: c.ID, AccountID: "InternalAccount:a", Source: Source{SourceType: "ACCOUNT", AccountID: "InternalAccount:a", Currency: "USD"},
+			Destination: Destination{DestinationType: "ACCOUNT", AccountID: "InternalAccount:b", Currency: "USD"},
+			SentAmount:  1000, SentCurrency: "USD", ReceivedAmount: &received, ReceivedCurrency: "USD", Fees: 10,
+			Reference: "Quote:1", QuoteID: "Quote:1", ExchangeRate: "1", RateDetails: json.RawMessage(`{}`)}
+		var out Transaction
+		var quoteStatus string
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertPlatform(ctx, p); err != nil {
+				return err
+			}
+			if err := tx.InsertCustomer(ctx, c); err != nil {
+				return err
+			}
+			var err error
+			out, quoteStatus, err = RecordChanged(ctx, tx, tn, n,
+				Change{Status: StatusProcessing, HoldID: "LedgerTransfer:h"}, Change{Status: StatusCompleted, SettledAt: &now})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if quoteStatus != StatusCompleted || out.Status != StatusCompleted {
+			t.Fatalf("quote status %q, transaction %q", quoteStatus, out.Status)
+		}
+		row, err := db.Read().GetTransaction(ctx, tn, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := Render(row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(out, stored) {
+			t.Fatalf("answered %+v\nstored   %+v", out, stored)
+		}
+		evs, err := db.Read().EventsForCustomer(ctx, tn, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"OUTGOING_PAYMENT.PENDING", "OUTGOING_PAYMENT.PROCESSING", "OUTGOING_PAYMENT.COMPLETED"}
+		if len(evs) != len(want) {
+			t.Fatalf("%d events, want %v", len(evs), want)
+		}
+		for i, e := range evs {
+			var env struct {
+				Type string
+				Data Transaction
+			}
+			if err := json.Unmarshal(e.Envelope, &env); err != nil {
+				t.Fatal(err)
+			}
+			if env.Type != want[i] || env.Data.PlatformCustomerID != "pc-1" || env.Data.ID != n.ID {
+				t.Fatalf("event %d: %s %+v", i, env.Type, env.Data)
+			}
+			if i == len(evs)-1 {
+				b1, _ := json.Marshal(env.Data)
+				b2, _ := json.Marshal(stored)
+				if string(b1) != string(b2) {
+					t.Fatalf("last event's data\n%s\nstored\n%s", b1, b2)
+				}
+			}
+		}
+	})
+}
