@@ -140,14 +140,10 @@ func (s *Service) EndUserTerms() EndUserTerms {
 // terms (any version the catalog knows). Money movement refuses customers
 // without them (END_USER_TERMS_NOT_ACCEPTED).
 func (s *Service) TermsAccepted(ctx context.Context, t store.Tenant, customerID string) (bool, error) {
-	q := s.DB.Read()
-	if _, err := q.GetCustomer(ctx, t, customerID, false); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return false, customerNotFound(customerID)
-		}
-		return false, err
+	list, err := s.DB.Read().LiveCustomerAgreements(ctx, t, customerID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, customerNotFound(customerID)
 	}
-	list, err := q.AgreementConsents(ctx, t, customerID)
 	if err != nil {
 		return false, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -68,4 +69,40 @@ func (q Q) AgreementConsents(ctx context.Context, t Tenant, customerIDs ...strin
 		out = append(out, a)
 	}
 	return out, classify(rows.Err())
+}
+
+// AgreedTerms is one agreement a customer accepted, and the version.
+type AgreedTerms struct{ Type, TermsVersion string }
+
+// LiveCustomerAgreements returns the agreements a live customer of the
+// tenant accepted, in one query (every quote asks): ErrNotFound when there
+// is no such customer, an empty list when it accepted none.
+func (q Q) LiveCustomerAgreements(ctx context.Context, t Tenant, customerID string) ([]AgreedTerms, error) {
+	rows, err := q.query(ctx, `SELECT a.agreement_type, a.terms_version FROM customers c
+		LEFT JOIN customer_agreements a ON a.customer_id = c.id AND a.platform_id = c.platform_id AND a.env = c.env
+		WHERE c.platform_id = ? AND c.env = ? AND c.id = ? AND c.deleted_at IS NULL ORDER BY a.agreement_type`,
+		t.PlatformID, t.Env, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := false
+	out := []AgreedTerms{}
+	for rows.Next() {
+		found = true
+		var typ, version sql.NullString
+		if err := rows.Scan(&typ, &version); err != nil {
+			return nil, classify(err)
+		}
+		if typ.Valid {
+			out = append(out, AgreedTerms{Type: typ.String, TermsVersion: version.String})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	if !found {
+		return nil, ErrNotFound
+	}
+	return out, nil
 }

@@ -1,0 +1,53 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
+)
+
+// LiveCustomerAgreements tells a missing (or deleted, or another tenant's)
+// customer from one that accepted nothing, in one query.
+func TestLiveCustomerAgreements(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
+		cs := mustCustomers(t, db, sbx, "a-1", "a-2", "a-3")
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			for _, typ := range []string{"PRIVACY_POLICY", "END_USER_TERMS"} {
+				if err := tx.PutAgreementConsent(ctx, store.AgreementConsent{CustomerID: cs[0], Tenant: sbx, Type: typ,
+					TermsVersion: "v1", AcceptedAt: now, IPAddress: "192.0.2.1", AcceptanceMethod: "API", RecordedAt: now}); err != nil {
+					return err
+				}
+			}
+			c, err := tx.GetCustomer(ctx, sbx, cs[2], true)
+			if err != nil {
+				return err
+			}
+			c.DeletedAt = &now
+			return tx.UpdateCustomer(ctx, c)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Read().LiveCustomerAgreements(ctx, sbx, cs[0])
+		if err != nil || len(got) != 2 || got[0] != (store.AgreedTerms{Type: "END_USER_TERMS", TermsVersion: "v1"}) || got[1].Type != "PRIVACY_POLICY" {
+			t.Fatalf("%+v %v", got, err)
+		}
+		if got, err := db.Read().LiveCustomerAgreements(ctx, sbx, cs[1]); err != nil || got == nil || len(got) != 0 {
+			t.Fatalf("a customer without agreements: %+v %v", got, err)
+		}
+		for name, c := range map[string]struct {
+			tn store.Tenant
+			id string
+		}{"deleted": {sbx, cs[2]}, "other environment": {prd, cs[0]}, "unknown": {sbx, "Customer:nope"}} {
+			if _, err := db.Read().LiveCustomerAgreements(ctx, c.tn, c.id); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("%s customer: %v", name, err)
+			}
+		}
+	})
+}
