@@ -143,13 +143,26 @@ type resolved struct {
 	sourceCustomerID string
 }
 
-func (s *Service) internalAccount(ctx context.Context, t store.Tenant, accountID string) (store.InternalAccount, error) {
-	a, err := s.DB.Read().GetInternalAccount(ctx, t, accountID)
-	if errors.Is(err, store.ErrNotFound) {
-		return a, apierr.NotFound("ACCOUNT_NOT_FOUND", "Internal account "+accountID)
+// internalAccounts reads the internal accounts a request names, source and
+// destination, in one query.
+func (s *Service) internalAccounts(ctx context.Context, t store.Tenant, req *Request) (map[string]store.InternalAccount, error) {
+	var ids []string
+	for _, p := range []*string{req.Source.AccountID, req.Destination.AccountID} {
+		if p != nil && strings.HasPrefix(*p, id.InternalAccount+":") {
+			ids = append(ids, *p)
+		}
 	}
-	if err != nil {
-		return a, err
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.DB.Read().GetInternalAccounts(ctx, t, ids...)
+}
+
+// activeInternalAccount is one of the accounts internalAccounts read, if active.
+func activeInternalAccount(known map[string]store.InternalAccount, accountID string) (store.InternalAccount, error) {
+	a, ok := known[accountID]
+	if !ok {
+		return a, apierr.NotFound("ACCOUNT_NOT_FOUND", "Internal account "+accountID)
 	}
 	if a.Status != accounts.StatusActive {
 		return a, apierr.Conflict(fmt.Sprintf("Internal account %s is %s and cannot move money", a.ID, a.Status))
@@ -160,12 +173,16 @@ func (s *Service) internalAccount(ctx context.Context, t store.Tenant, accountID
 func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (resolved, error) {
 	var r resolved
 	src, dst := req.Source, req.Destination
+	known, err := s.internalAccounts(ctx, t, req)
+	if err != nil {
+		return r, err
+	}
 	switch str(src.SourceType) {
 	case SourceAccount:
 		accountID := *src.AccountID
 		switch {
 		case strings.HasPrefix(accountID, id.InternalAccount+":"):
-			a, err := s.internalAccount(ctx, t, accountID)
+			a, err := activeInternalAccount(known, accountID)
 			if err != nil {
 				return r, err
 			}
@@ -234,7 +251,7 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 		accountID := *dst.AccountID
 		switch {
 		case strings.HasPrefix(accountID, id.InternalAccount+":"):
-			a, err := s.internalAccount(ctx, t, accountID)
+			a, err := activeInternalAccount(known, accountID)
 			if err != nil {
 				return r, err
 			}

@@ -75,6 +75,24 @@ func (q Q) GetInternalAccount(ctx context.Context, t Tenant, id string) (Interna
 		WHERE platform_id = ? AND env = ? AND id = ?`+liveAccountOwner, t.PlatformID, t.Env, id))
 }
 
+// GetInternalAccounts returns those of ids that are internal accounts of
+// the tenant with a live owner (GetInternalAccount for several, one query).
+func (q Q) GetInternalAccounts(ctx context.Context, t Tenant, ids ...string) (map[string]InternalAccount, error) {
+	out := make(map[string]InternalAccount, len(ids))
+	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+		return `SELECT ` + internalAccountCols + ` FROM internal_accounts
+			WHERE platform_id = ? AND env = ? AND id IN (` + in + `)` + liveAccountOwner, []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		a, err := scanInternalAccount(r)
+		out[a.ID] = a
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InternalAccountFilter narrows ListInternalAccounts. Empty fields do not
 // filter.
 type InternalAccountFilter struct {
