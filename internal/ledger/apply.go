@@ -193,9 +193,6 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 		}
 		return nil, err
 	}
-	if err := tx.InsertLedgerPostings(ctx, psRows); err != nil {
-		return nil, err
-	}
 	// Statement buckets, for the accounts whose balance rows we hold locked
 	// (hot accounts have none: buckets must not make them contended).
 	var bucketed []store.LedgerPosting
@@ -204,7 +201,7 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 			bucketed = append(bucketed, ps)
 		}
 	}
-	if err := tx.AddLedgerPostingBuckets(ctx, bucketed); err != nil {
+	if err := tx.InsertLedgerPostingsWithBuckets(ctx, psRows, bucketed); err != nil {
 		return nil, err
 	}
 	for _, c := range changes {

@@ -412,6 +412,17 @@ func (q Q) InsertLedgerTransfers(ctx context.Context, ts []LedgerTransfer) error
 
 // InsertLedgerPostings stores postings.
 func (q Q) InsertLedgerPostings(ctx context.Context, ps []LedgerPosting) error {
+	return q.execAll(ctx, ledgerPostingInserts(ps))
+}
+
+// InsertLedgerPostingsWithBuckets is InsertLedgerPostings then
+// AddLedgerPostingBuckets(bucketed), one statement on PostgreSQL (execAll).
+func (q Q) InsertLedgerPostingsWithBuckets(ctx context.Context, ps, bucketed []LedgerPosting) error {
+	return q.execAll(ctx, append(ledgerPostingInserts(ps), ledgerBucketUpserts(bucketed)...))
+}
+
+func ledgerPostingInserts(ps []LedgerPosting) []statement {
+	var out []statement
 	for start := 0; start < len(ps); start += ledgerChunk {
 		part := ps[start:min(start+ledgerChunk, len(ps))]
 		args := make([]any, 0, len(part)*9)
@@ -419,11 +430,9 @@ func (q Q) InsertLedgerPostings(ctx context.Context, ps []LedgerPosting) error {
 			args = append(args, p.ID, p.Tenant.PlatformID, p.Tenant.Env, p.TransferID, p.AccountID, p.Currency,
 				p.Amount, p.Pending, toMicros(p.CreatedAt))
 		}
-		if _, err := q.exec(ctx, `INSERT INTO ledger_postings (`+ledgerPostingCols+`) VALUES `+ledgerRowsOf(len(part), 9), args...); err != nil {
-			return err
-		}
+		out = append(out, statement{`INSERT INTO ledger_postings (` + ledgerPostingCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args})
 	}
-	return nil
+	return out
 }
 
 // ledgerConflict names the unique key a failed transfer insert hit.

@@ -39,6 +39,10 @@ const ledgerPostingsByBucket = `SELECT p.account_id, s.span,
 // bucket at once. Postings are summed per bucket first, so each bucket is
 // written once.
 func (q Q) AddLedgerPostingBuckets(ctx context.Context, ps []LedgerPosting) error {
+	return q.execAll(ctx, ledgerBucketUpserts(ps))
+}
+
+func ledgerBucketUpserts(ps []LedgerPosting) []statement {
 	type key struct {
 		account     string
 		span, start int64
@@ -67,20 +71,19 @@ func (q Q) AddLedgerPostingBuckets(ctx context.Context, ps []LedgerPosting) erro
 		}
 		return a.start < b.start
 	})
+	var out []statement
 	for start := 0; start < len(keys); start += ledgerChunk {
 		part := keys[start:min(start+ledgerChunk, len(keys))]
 		args := make([]any, 0, len(part)*4)
 		for _, k := range part {
 			args = append(args, k.account, k.span, k.start, sums[k])
 		}
-		if _, err := q.exec(ctx, `INSERT INTO ledger_posting_buckets (account_id, span, bucket_start, amount)
-			VALUES `+ledgerRowsOf(len(part), 4)+`
+		out = append(out, statement{`INSERT INTO ledger_posting_buckets (account_id, span, bucket_start, amount)
+			VALUES ` + ledgerRowsOf(len(part), 4) + `
 			ON CONFLICT (account_id, span, bucket_start)
-			DO UPDATE SET amount = ledger_posting_buckets.amount + excluded.amount`, args...); err != nil {
-			return err
-		}
+			DO UPDATE SET amount = ledger_posting_buckets.amount + excluded.amount`, args})
 	}
-	return nil
+	return out
 }
 
 // LedgerPostedSumBefore sums an account's posted postings created before at
