@@ -152,7 +152,9 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 		if status != "" {
 			row.Status = status
 		}
-		if err := tx.InsertQuote(ctx, *row); err != nil {
+		// Nothing reads it before the commit: it goes in with the
+		// transaction's last statement.
+		if err := tx.InsertQuoteAtCommit(*row); err != nil {
 			return Quote{}, err
 		}
 	}

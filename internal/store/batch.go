@@ -175,6 +175,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	// to its savepoint takes its counts with it (transaction_counts.go).
 	counts := countDeltas{}
 	var events []Event // the same for the outbox (outbox.go)
+	var writes []statement
 	for i, r := range batch {
 		tx.counts, tx.outbox = countDeltas{}, &outbox{}
 		if !single {
@@ -215,6 +216,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 				counts[k] += n
 			}
 			events = append(events, tx.outbox.events...)
+			writes = append(writes, tx.outbox.writes...)
 		}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT grp"); err != nil {
@@ -222,7 +224,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			}
 		}
 	}
-	tx.counts, tx.outbox = counts, &outbox{events: events}
+	tx.counts, tx.outbox = counts, &outbox{events: events, writes: writes}
 	if err := tx.flushAtCommit(ctx); err != nil {
 		return abort(ok, err)
 	}

@@ -4,7 +4,7 @@ import "context"
 
 // EventsForCustomer returns the events about one customer, oldest first.
 func (q Q) EventsForCustomer(ctx context.Context, t Tenant, customerID string) ([]Event, error) {
-	if err := q.flushEvents(ctx); err != nil {
+	if err := q.flushOutbox(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := q.query(ctx, `SELECT id, type, resource_id, envelope, created_at FROM events

@@ -26,7 +26,7 @@ func (q Q) InsertEvent(ctx context.Context, e Event) error {
 
 // GetEvent returns one event of the tenant.
 func (q Q) GetEvent(ctx context.Context, t Tenant, id string) (Event, error) {
-	if err := q.flushEvents(ctx); err != nil {
+	if err := q.flushOutbox(ctx); err != nil {
 		return Event{}, err
 	}
 	var e Event

@@ -14,7 +14,13 @@ import (
 // table, and in a group commit one pair of statements covers every transfer
 // of the batch. The rows still commit with the change that caused them, or
 // not at all.
-type outbox struct{ events []Event }
+//
+// A few inserts of new rows that nothing reads before the commit (the quote
+// of an immediate execution) wait there too (writes), and go in with them.
+type outbox struct {
+	events []Event
+	writes []statement
+}
 
 // outboxChunk bounds the rows of one INSERT (7 parameters each; SQLite
 // allows 32766 per statement).
@@ -31,9 +37,28 @@ func (q Q) QueueEvent(e Event) error {
 	return nil
 }
 
-// flushEvents writes the queued events and their deliveries.
-func (q Q) flushEvents(ctx context.Context) error {
-	return q.execAll(ctx, q.takeEvents())
+// flushOutbox writes the queued events, their deliveries and the queued
+// writes: reads of those tables through the transaction call it first.
+func (q Q) flushOutbox(ctx context.Context) error {
+	return q.execAll(ctx, append(q.takeEvents(), q.takeWrites()...))
+}
+
+func (q Q) takeWrites() []statement {
+	if q.outbox == nil {
+		return nil
+	}
+	w := q.outbox.writes
+	q.outbox.writes = nil
+	return w
+}
+
+// queueWrite adds an insert of a new row to the outbox.
+func (q Q) queueWrite(st statement) error {
+	if q.outbox == nil {
+		return errors.New("store: writes are queued inside InTx or InBatchTx, which make them before committing")
+	}
+	q.outbox.writes = append(q.outbox.writes, st)
+	return nil
 }
 
 // takeEvents empties the queue into the statements that write it.

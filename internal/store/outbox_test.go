@@ -133,3 +133,50 @@ func TestOutbox_GroupCommitKeepsEventsPerCaller(t *testing.T) {
 		}
 	})
 }
+
+// A quote queued for the commit is written with it, and a read through the
+// same transaction sees it already; a rollback drops it.
+func TestOutbox_QueuedQuoteWrite(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		cust := mustCustomers(t, db, tn, "q-1")[0]
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		quote := func() store.Quote {
+			return store.Quote{ID: id.New(id.Quote), Tenant: tn, Status: "COMPLETED", TransactionID: id.New(id.Transaction),
+				CustomerID: cust, Document: []byte(`{}`), USDEquivalent: 5, ExpiresAt: now.Add(time.Minute),
+				ExecutedAt: &now, CreatedAt: now, UpdatedAt: now}
+		}
+		kept, dropped := quote(), quote()
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertQuoteAtCommit(kept); err != nil {
+				return err
+			}
+			got, err := tx.GetQuote(ctx, tn, kept.ID, true)
+			if err != nil || got.Status != "COMPLETED" {
+				t.Errorf("read in the transaction: %+v %v", got, err)
+			}
+			return tx.InsertQuoteAtCommit(quote()) // written at the commit
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.Read().CountQuotes(ctx, tn); err != nil || n != 2 {
+			t.Fatalf("%d quotes, %v; want 2", n, err)
+		}
+		boom := errors.New("boom")
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertQuoteAtCommit(dropped); err != nil {
+				return err
+			}
+			return boom
+		}); !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		if _, err := db.Read().GetQuote(ctx, tn, dropped.ID, false); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a rolled-back queued quote: %v", err)
+		}
+		if err := db.Write().InsertQuoteAtCommit(quote()); err == nil {
+			t.Fatal("queued outside a transaction")
+		}
+	})
+}

@@ -42,15 +42,27 @@ func scanQuote(row interface{ Scan(...any) error }) (Quote, error) {
 
 // InsertQuote stores a new quote.
 func (q Q) InsertQuote(ctx context.Context, x Quote) error {
-	_, err := q.exec(ctx, `INSERT INTO quotes (`+quoteCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Status, x.TransactionID, x.CustomerID, string(x.Document),
-		x.USDEquivalent, toMicros(x.ExpiresAt), nullMicros(x.ExecutedAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt))
+	st := quoteInsert(x)
+	_, err := q.exec(ctx, st.sql, st.args...)
 	return err
+}
+
+// InsertQuoteAtCommit is InsertQuote made with the transaction's last
+// statement (outbox.go); quote reads through the transaction make it first.
+func (q Q) InsertQuoteAtCommit(x Quote) error { return q.queueWrite(quoteInsert(x)) }
+
+func quoteInsert(x Quote) statement {
+	return statement{`INSERT INTO quotes (` + quoteCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
+		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Status, x.TransactionID, x.CustomerID, string(x.Document),
+		x.USDEquivalent, toMicros(x.ExpiresAt), nullMicros(x.ExecutedAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt)}}
 }
 
 // GetQuote returns one quote of the tenant; lock takes a row lock on
 // PostgreSQL until the end of the transaction.
 func (q Q) GetQuote(ctx context.Context, t Tenant, id string, lock bool) (Quote, error) {
+	if err := q.flushOutbox(ctx); err != nil {
+		return Quote{}, err
+	}
 	query := `SELECT ` + quoteCols + ` FROM quotes WHERE platform_id = ? AND env = ? AND id = ?`
 	if lock {
 		query += q.forUpdate()
@@ -60,6 +72,9 @@ func (q Q) GetQuote(ctx context.Context, t Tenant, id string, lock bool) (Quote,
 
 // UpdateQuote writes a quote's status, document and execution time.
 func (q Q) UpdateQuote(ctx context.Context, x Quote) error {
+	if err := q.flushOutbox(ctx); err != nil {
+		return err
+	}
 	res, err := q.exec(ctx, `UPDATE quotes SET status = ?, document = ?, executed_at = ?, updated_at = ?
 		WHERE platform_id = ? AND env = ? AND id = ?`, x.Status, string(x.Document), nullMicros(x.ExecutedAt),
 		toMicros(x.UpdatedAt), x.Tenant.PlatformID, x.Tenant.Env, x.ID)
@@ -77,6 +92,9 @@ func (q Q) UpdateQuote(ctx context.Context, x Quote) error {
 // SetQuoteStatusByTransaction sets the status of the quote (if any) whose
 // transaction is transactionID.
 func (q Q) SetQuoteStatusByTransaction(ctx context.Context, t Tenant, transactionID, status string, at time.Time) error {
+	if err := q.flushOutbox(ctx); err != nil {
+		return err
+	}
 	_, err := q.exec(ctx, `UPDATE quotes SET status = ?, updated_at = ? WHERE platform_id = ? AND env = ?
 		AND transaction_id = ?`, status, toMicros(at), t.PlatformID, t.Env, transactionID)
 	return err
@@ -85,6 +103,9 @@ func (q Q) SetQuoteStatusByTransaction(ctx context.Context, t Tenant, transactio
 // DueQuotes returns up to limit PENDING quotes (any tenant) whose expiresAt is
 // not after now, oldest expiry first.
 func (q Q) DueQuotes(ctx context.Context, now time.Time, limit int) ([]Quote, error) {
+	if err := q.flushOutbox(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := q.query(ctx, `SELECT `+quoteCols+` FROM quotes WHERE status = 'PENDING' AND expires_at <= ?
 		ORDER BY expires_at LIMIT ?`, toMicros(now), limit)
 	if err != nil {
@@ -101,6 +122,9 @@ func (q Q) DueQuotes(ctx context.Context, now time.Time, limit int) ([]Quote, er
 
 // CountQuotes counts the tenant's quotes (tests prove refusals create none).
 func (q Q) CountQuotes(ctx context.Context, t Tenant) (int, error) {
+	if err := q.flushOutbox(ctx); err != nil {
+		return 0, err
+	}
 	var n int
 	err := q.queryRow(ctx, `SELECT COUNT(*) FROM quotes WHERE platform_id = ? AND env = ?`, t.PlatformID, t.Env).Scan(&n)
 	return n, classify(err)

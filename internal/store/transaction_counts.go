@@ -64,11 +64,11 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 // the shared 'all' row only from here to the commit. The shard is picked once
 // per database transaction, so each scope it touched is one row.
 //
-// flushAtCommit writes the outbox and the counts, in one statement on
+// flushAtCommit writes the outbox (events, queued writes) and the counts, in one statement on
 // PostgreSQL (execAll): the transaction's last, so the counter rows stay
 // locked only from there to the commit.
 func (q Q) flushAtCommit(ctx context.Context) error {
-	stmts := q.takeEvents()
+	stmts := append(q.takeEvents(), q.takeWrites()...)
 	if st, ok := q.takeCounts(); ok {
 		stmts = append(stmts, st)
 	}

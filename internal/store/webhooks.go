@@ -62,7 +62,7 @@ func (q Q) InsertDelivery(ctx context.Context, t Tenant, eventID string, at time
 
 // GetDelivery returns an event's delivery; lock takes a row lock (PostgreSQL).
 func (q Q) GetDelivery(ctx context.Context, t Tenant, eventID string, lock bool) (Delivery, error) {
-	if err := q.flushEvents(ctx); err != nil {
+	if err := q.flushOutbox(ctx); err != nil {
 		return Delivery{}, err
 	}
 	query := `SELECT ` + deliveryCols + ` FROM webhook_deliveries d WHERE d.platform_id = ? AND d.env = ? AND d.event_id = ?`
@@ -325,7 +325,7 @@ func (tx *Tx) lease(ctx context.Context, picked []Claim, token string, now, unti
 // LeaseDelivery leases one pending delivery to token (for a delivery made
 // synchronously by a request, such as the sandbox test webhook).
 func (q Q) LeaseDelivery(ctx context.Context, t Tenant, eventID, token string, until time.Time) error {
-	if err := q.flushEvents(ctx); err != nil {
+	if err := q.flushOutbox(ctx); err != nil {
 		return err
 	}
 	now := toMicros(q.Now())
@@ -560,7 +560,7 @@ func scanEventWithDelivery(row interface{ Scan(...any) error }) (EventWithDelive
 // ListEvents returns up to limit events of the tenant after the id `after`
 // (keyset), oldest first, with their deliveries, and how many match in all.
 func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string, limit int) ([]EventWithDelivery, int, error) {
-	if err := q.flushEvents(ctx); err != nil {
+	if err := q.flushOutbox(ctx); err != nil {
 		return nil, 0, err
 	}
 	w := where{}
@@ -600,7 +600,7 @@ func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string
 
 // GetEventWithDelivery returns one event of the tenant with its delivery.
 func (q Q) GetEventWithDelivery(ctx context.Context, t Tenant, eventID string) (EventWithDelivery, error) {
-	if err := q.flushEvents(ctx); err != nil {
+	if err := q.flushOutbox(ctx); err != nil {
 		return EventWithDelivery{}, err
 	}
 	return scanEventWithDelivery(q.queryRow(ctx, `SELECT `+eventCols+`, `+deliveryCols+`
