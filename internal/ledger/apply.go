@@ -182,7 +182,16 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 				Currency: ps.Currency, Amount: ps.Amount, Pending: ps.Pending, CreatedAt: now})
 		}
 	}
-	if err := tx.InsertLedgerTransfers(ctx, trRows); err != nil {
+	// Statement buckets, for the accounts whose balance rows we hold locked
+	// (hot accounts have none: buckets must not make them contended).
+	var bucketed []store.LedgerPosting
+	for _, ps := range psRows {
+		if !ps.Pending && !states[ps.AccountID].acct.Hot {
+			bucketed = append(bucketed, ps)
+		}
+	}
+	failed, err := tx.WriteLedger(ctx, t, trRows, psRows, bucketed, changes, now)
+	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrLedgerHoldResolved):
 			return nil, errors.Join(ErrHoldNotPending, err)
@@ -193,27 +202,10 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 		}
 		return nil, err
 	}
-	// Statement buckets, for the accounts whose balance rows we hold locked
-	// (hot accounts have none: buckets must not make them contended).
-	var bucketed []store.LedgerPosting
-	for _, ps := range psRows {
-		if !ps.Pending && !states[ps.AccountID].acct.Hot {
-			bucketed = append(bucketed, ps)
-		}
-	}
-	if err := tx.InsertLedgerPostingsWithBuckets(ctx, psRows, bucketed); err != nil {
-		return nil, err
-	}
-	for _, c := range changes {
-		ok, err := tx.ChangeLedgerBalance(ctx, t, c, now)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			// Impossible while the rows are locked (PostgreSQL) or the
-			// writer is single (SQLite): the checks above saw these rows.
-			return nil, fmt.Errorf("%w: %s", ErrBalanceRace, c.AccountID)
-		}
+	if failed != "" {
+		// Impossible while the rows are locked (PostgreSQL) or the writer
+		// is single (SQLite): the checks above saw these rows.
+		return nil, fmt.Errorf("%w: %s", ErrBalanceRace, failed)
 	}
 	return out, nil
 }

@@ -295,6 +295,74 @@ func (q Q) ChangeLedgerBalance(ctx context.Context, t Tenant, c LedgerBalanceCha
 	return n == 1, err
 }
 
+// WriteLedger stores what a ledger batch decided: its transfers, postings
+// and statement buckets (InsertLedgerTransfers, then
+// InsertLedgerPostings, AddLedgerPostingBuckets), then its balance changes
+// (ChangeLedgerBalance each). failed names the account of a change that did
+// not apply, "" when all did. On PostgreSQL it is one statement, the balance
+// changes one UPDATE ... FROM VALUES whose RETURNING tells which applied; a
+// transfer costs one round trip to write instead of five.
+func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, bucketed []LedgerPosting,
+	changes []LedgerBalanceChange, at time.Time) (failed string, err error) {
+	transfers := ledgerTransferInserts(ts)
+	inserts := append(append(transfers, ledgerPostingInserts(ps)...), ledgerBucketUpserts(bucketed)...)
+	params := 0
+	for _, st := range inserts {
+		params += len(st.args)
+	}
+	if q.engine != Postgres || len(changes) == 0 || params+len(changes)*6+3 > maxCombinedArgs {
+		if err := q.InsertLedgerTransfers(ctx, ts); err != nil {
+			return "", err
+		}
+		if err := q.execAll(ctx, inserts[len(transfers):]); err != nil {
+			return "", err
+		}
+		for _, c := range changes {
+			ok, err := q.ChangeLedgerBalance(ctx, t, c, at)
+			if err != nil || !ok {
+				return c.AccountID, err
+			}
+		}
+		return "", nil
+	}
+	values := strings.TrimSuffix(strings.Repeat(`(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT),
+		CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BOOLEAN)), `, len(changes)), ", ")
+	args := make([]any, 0, len(changes)*6+3)
+	args = append(args, toMicros(at))
+	for _, c := range changes {
+		args = append(args, c.AccountID, c.Version, c.Posted, c.PendingDebits, c.PendingCredits, c.FloorZero)
+	}
+	args = append(args, t.PlatformID, t.Env)
+	update := statement{`UPDATE ledger_balances AS b SET posted = b.posted + v.posted,
+		pending_debits = b.pending_debits + v.debits, pending_credits = b.pending_credits + v.credits,
+		version = b.version + 1, updated_at = ?
+		FROM (VALUES ` + values + `) AS v (account_id, version, posted, debits, credits, floor_zero)
+		WHERE b.account_id = v.account_id AND b.platform_id = ? AND b.env = ? AND b.version = v.version
+		AND (NOT v.floor_zero OR b.posted - b.pending_debits + v.posted - v.debits >= 0)
+		RETURNING b.account_id`, args}
+	query, all := combine(append(inserts, update))
+	rows, err := q.query(ctx, query, all...)
+	if err != nil {
+		return "", ledgerConflict(err)
+	}
+	applied := make(map[string]bool, len(changes))
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var id string
+		err := r.Scan(&id)
+		applied[id] = true
+		return err
+	})
+	if err != nil {
+		return "", ledgerConflict(err)
+	}
+	for _, c := range changes {
+		if !applied[c.AccountID] {
+			return c.AccountID, nil
+		}
+	}
+	return "", nil
+}
+
 // ListLedgerBalances returns every balance row of the tenant.
 func (q Q) ListLedgerBalances(ctx context.Context, t Tenant) (map[string]LedgerBalance, error) {
 	rows, err := q.query(ctx, `SELECT `+ledgerBalanceCols+` FROM ledger_balances WHERE platform_id = ? AND env = ?`,
@@ -392,6 +460,16 @@ const ledgerPostingCols = `id, platform_id, env, transfer_id, account_id, curren
 // joined with ErrLedgerTransferExists, ErrLedgerHoldResolved or
 // ErrLedgerTransferReversed.
 func (q Q) InsertLedgerTransfers(ctx context.Context, ts []LedgerTransfer) error {
+	for _, st := range ledgerTransferInserts(ts) {
+		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
+			return ledgerConflict(err)
+		}
+	}
+	return nil
+}
+
+func ledgerTransferInserts(ts []LedgerTransfer) []statement {
+	var out []statement
 	for start := 0; start < len(ts); start += ledgerChunk {
 		part := ts[start:min(start+ledgerChunk, len(ts))]
 		args := make([]any, 0, len(part)*9)
@@ -403,22 +481,14 @@ func (q Q) InsertLedgerTransfers(ctx context.Context, ts []LedgerTransfer) error
 			args = append(args, tr.ID, tr.Tenant.PlatformID, tr.Tenant.Env, tr.Kind, ledgerNullString(tr.HoldID),
 				ledgerNullString(tr.ReversesID), tr.Reference, meta, toMicros(tr.CreatedAt))
 		}
-		if _, err := q.exec(ctx, `INSERT INTO ledger_transfers (`+ledgerTransferCols+`) VALUES `+ledgerRowsOf(len(part), 9), args...); err != nil {
-			return ledgerConflict(err)
-		}
+		out = append(out, statement{`INSERT INTO ledger_transfers (` + ledgerTransferCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args})
 	}
-	return nil
+	return out
 }
 
 // InsertLedgerPostings stores postings.
 func (q Q) InsertLedgerPostings(ctx context.Context, ps []LedgerPosting) error {
 	return q.execAll(ctx, ledgerPostingInserts(ps))
-}
-
-// InsertLedgerPostingsWithBuckets is InsertLedgerPostings then
-// AddLedgerPostingBuckets(bucketed), one statement on PostgreSQL (execAll).
-func (q Q) InsertLedgerPostingsWithBuckets(ctx context.Context, ps, bucketed []LedgerPosting) error {
-	return q.execAll(ctx, append(ledgerPostingInserts(ps), ledgerBucketUpserts(bucketed)...))
 }
 
 func ledgerPostingInserts(ps []LedgerPosting) []statement {
