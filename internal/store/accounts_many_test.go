@@ -34,15 +34,11 @@ func TestGetInternalAccounts_AsGetInternalAccountForEach(t *testing.T) {
 				}
 				ids = append(ids, a.ID)
 			}
-			c, err := tx.GetCustomer(ctx, sbx, cs[1], true)
-			if err != nil {
-				return err
-			}
-			c.DeletedAt = &now
-			return tx.UpdateCustomer(ctx, c)
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
+		deleteCustomer(t, db, sbx, cs[1])
 		got, err := db.Read().GetInternalAccounts(ctx, sbx, append(ids, ids[0], "InternalAccount:none")...)
 		if err != nil {
 			t.Fatal(err)

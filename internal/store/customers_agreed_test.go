@@ -25,15 +25,11 @@ func TestLiveCustomerAgreements(t *testing.T) {
 					return err
 				}
 			}
-			c, err := tx.GetCustomer(ctx, sbx, cs[2], true)
-			if err != nil {
-				return err
-			}
-			c.DeletedAt = &now
-			return tx.UpdateCustomer(ctx, c)
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
+		deleteCustomer(t, db, sbx, cs[2])
 		got, err := db.Read().LiveCustomerAgreements(ctx, sbx, cs[0])
 		if err != nil || len(got) != 2 || got[0] != (store.AgreedTerms{Type: "END_USER_TERMS", TermsVersion: "v1"}) || got[1].Type != "PRIVACY_POLICY" {
 			t.Fatalf("%+v %v", got, err)

@@ -20,6 +20,23 @@ func txnRow(tn store.Tenant, customerID, typ, status string, at time.Time) store
 		SentAmount: 1, SentCurrency: "USD", Reference: "ref-" + typ, CreatedAt: at, UpdatedAt: at}
 }
 
+// deleteCustomer marks a customer of tn deleted.
+func deleteCustomer(t *testing.T, db *store.DB, tn store.Tenant, customerID string) {
+	t.Helper()
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		c, err := tx.GetCustomer(ctx, tn, customerID, true)
+		if err != nil {
+			return err
+		}
+		now := tx.Now().UTC().Truncate(time.Microsecond)
+		c.DeletedAt = &now
+		return tx.UpdateCustomer(ctx, c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func mustCustomers(t *testing.T, db *store.DB, tn store.Tenant, pcids ...string) []string {
 	t.Helper()
 	now := db.Now().UTC().Truncate(time.Microsecond)
@@ -156,14 +173,7 @@ func TestTransactionCounts_ListTotals(t *testing.T) {
 
 		// A deleted customer's platformCustomerId no longer matches, and a
 		// new customer may take it.
-		c, err := db.Read().GetCustomer(ctx, sbx, cs[1], false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.DeletedAt = &now
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateCustomer(ctx, c) }); err != nil {
-			t.Fatal(err)
-		}
+		deleteCustomer(t, db, sbx, cs[1])
 		reused := mustCustomers(t, db, sbx, "p-2")[0]
 		mustInsert(t, db, txnRow(sbx, reused, "INCOMING", "COMPLETED", now))
 		if n := listAll(t, db.Read(), sbx, store.TransactionFilter{PlatformCustomerID: "p-2"}); n != 1 {

@@ -11,6 +11,20 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
+// addVolume runs AddDailyVolume in its own transaction.
+func addVolume(t *testing.T, db *store.DB, tn store.Tenant, at time.Time, usd, limit int64) bool {
+	t.Helper()
+	var ok bool
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		ok, err = tx.AddDailyVolume(ctx, tn, at, usd, limit)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
 // R-ERR-21: the daily volume is one running total per tenant and UTC day,
 // and AddDailyVolume never lets the total pass the limit.
 func TestDailyVolume_AddRespectsLimitPerDay(t *testing.T) {
@@ -20,15 +34,7 @@ func TestDailyVolume_AddRespectsLimitPerDay(t *testing.T) {
 		day := time.Date(2026, 3, 1, 23, 59, 59, 999999000, time.UTC)
 		add := func(tn store.Tenant, at time.Time, usd, limit int64) bool {
 			t.Helper()
-			var ok bool
-			if err := db.InTx(ctx, func(tx *store.Tx) error {
-				var err error
-				ok, err = tx.AddDailyVolume(ctx, tn, at, usd, limit)
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
-			return ok
+			return addVolume(t, db, tn, at, usd, limit)
 		}
 		// 600 is above one shard's share (1000/8): it is spread.
 		if !add(tn, day, 600, 1000) || !add(tn, day, 1, 1000) || !add(tn, day, 399, 1000) {
@@ -61,15 +67,7 @@ func TestDailyVolume_LoweredLimitCountsTheWholeDay(t *testing.T) {
 		day := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 		add := func(usd, limit int64) bool {
 			t.Helper()
-			var ok bool
-			if err := db.InTx(ctx, func(tx *store.Tx) error {
-				var err error
-				ok, err = tx.AddDailyVolume(ctx, tn, day, usd, limit)
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
-			return ok
+			return addVolume(t, db, tn, day, usd, limit)
 		}
 		if !add(2500, 1_000_000) {
 			t.Fatal("first add refused")
