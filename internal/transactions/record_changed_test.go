@@ -90,3 +90,41 @@ func TestRecordChanged_EventsAsRecordThenTransitions(t *testing.T) {
 		}
 	})
 }
+
+// Transitions moves the quote's status with its transaction's, stamped with
+// the time of the change.
+func TestTransitions_QuoteFollowsWithTheChangeTime(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+		clock := start
+		db.SetClock(func() time.Time { return clock })
+		p := store.Platform{ID: id.New(id.Platform), Name: "p", CreatedAt: start}
+		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		n := New{ID: id.New(id.Transaction), Type: TypeOutgoing, Status: StatusPending, Direction: Debit,
+			AccountID: "InternalAccount:a", SentAmount: 5, SentCurrency: "USD", QuoteID: id.New(id.Quote)}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertPlatform(ctx, p); err != nil {
+				return err
+			}
+			if _, err := Record(ctx, tx, tn, n); err != nil {
+				return err
+			}
+			return tx.InsertQuote(ctx, store.Quote{ID: n.QuoteID, Tenant: tn, Status: StatusPending, TransactionID: n.ID,
+				Document: []byte(`{}`), ExpiresAt: start.Add(time.Hour), CreatedAt: start, UpdatedAt: start})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		clock = start.Add(time.Minute)
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := Transitions(ctx, tx, tn, n.ID, Change{Status: StatusProcessing})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		q, err := db.Read().GetQuote(ctx, tn, n.QuoteID, false)
+		if err != nil || q.Status != StatusProcessing || !q.UpdatedAt.Equal(clock) {
+			t.Fatalf("quote %s updated %s (%v); want PROCESSING at %s", q.Status, q.UpdatedAt, err, clock)
+		}
+	})
+}

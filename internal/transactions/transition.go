@@ -130,24 +130,20 @@ func Transitions(ctx context.Context, tx *store.Tx, t store.Tenant, transactionI
 	if err != nil {
 		return Transaction{}, err
 	}
-	out, quoteStatus, err := transitionsOf(ctx, tx, t, row, chs...)
-	if err != nil || quoteStatus == "" {
-		return out, err
-	}
-	return out, tx.SetQuoteStatusByTransaction(ctx, t, row.ID, quoteStatus, row.UpdatedAt)
-}
-
-// transitionsOf is Transitions for a row locked as stored, but leaves the
-// quote to the caller: quoteStatus is the status it is to take ("" for none).
-func transitionsOf(ctx context.Context, tx *store.Tx, t store.Tenant, row store.Transaction, chs ...Change) (Transaction, string, error) {
-	evs, out, quoteStatus, err := change(&row, tx.Now().UTC().Truncate(time.Microsecond), chs)
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	evs, out, quoteStatus, err := change(&row, now, chs)
 	if err != nil {
-		return Transaction{}, "", err
+		return Transaction{}, err
 	}
 	if err := tx.UpdateTransaction(ctx, row); err != nil {
-		return Transaction{}, "", err
+		return Transaction{}, err
 	}
-	return out, quoteStatus, emit(ctx, tx, t, evs)
+	if quoteStatus != "" {
+		if err := tx.SetQuoteStatusByTransaction(ctx, t, row.ID, quoteStatus, now); err != nil {
+			return Transaction{}, err
+		}
+	}
+	return out, emit(ctx, tx, t, evs)
 }
 
 // RecordChanged records a new transaction as the changes leave it: one
