@@ -340,3 +340,30 @@ func TestLedgerChecksSQL(t *testing.T) {
 		})
 	}
 }
+
+// With -fx the run's USD accounts must hold what was funded less what the
+// cross-currency transfers sent (fees included), and its EUR accounts what
+// they delivered; without it, one USD expectation equal to the funding.
+func TestExpectedTotals(t *testing.T) {
+	plain := setupResult{Accounts: []account{{AccountID: "a"}, {AccountID: "b"}}, TotalFunded: 2000}
+	acks := []ack{{Amount: 10, Sent: 10, Received: 10}, {FX: true, Amount: 1100, Sent: 1100, Received: 950}, {FX: true, Sent: 1500, Received: 1300}}
+	got := expectedTotals(plain, acks[:1], 0)
+	if len(got) != 1 || got[0].currency != "USD" || got[0].want != 2000 || len(got[0].accountIDs) != 2 {
+		t.Fatalf("same-currency run: %+v", got)
+	}
+	fx := setupResult{Accounts: []account{{AccountID: "a", EURAccountID: "ae"}, {AccountID: "b", EURAccountID: "be"}}, TotalFunded: 2000}
+	got = expectedTotals(fx, acks, 0)
+	if len(got) != 2 || got[0].want != 2000-1100-1500 || got[1].currency != "EUR" || got[1].want != 950+1300 ||
+		got[1].accountIDs[1] != "be" || got[0].note != "" {
+		t.Fatalf("fx run: %+v", got)
+	}
+	if got = expectedTotals(fx, acks, 2); got[1].note == "" {
+		t.Fatal("unresolved requests must be noted as making the figure inexact")
+	}
+	if r := got[0].check("db", got[0].want, nil); !r.Pass {
+		t.Fatalf("%+v", r)
+	}
+	if r := got[1].check("api", got[1].want+1, nil); r.Pass || !strings.Contains(r.Detail, "+1") || !strings.Contains(r.Detail, "unresolved") {
+		t.Fatalf("%+v", r)
+	}
+}

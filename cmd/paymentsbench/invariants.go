@@ -316,39 +316,13 @@ func checkEffects(acks []ack, unresolved int64, keys map[string]idemRecord, quot
 // apiChecks checks through the public API: the accounts' balances sum to
 // what was funded, a sample of acknowledged transactions read COMPLETED,
 // and statements add up.
-func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, sample int, window [2]time.Time) []CheckResult {
+func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, unresolved int64, sample int, window [2]time.Time) []CheckResult {
 	var out []CheckResult
-	// Conservation over the run's accounts.
-	var total int64
-	var err error
-	for _, a := range s.Accounts {
-		var list struct {
-			Data []struct {
-				ID      string `json:"id"`
-				Balance struct {
-					Amount int64 `json:"amount"`
-				} `json:"balance"`
-			} `json:"data"`
-		}
-		if err = c.must(ctx, "GET", "/customers/internal-accounts?currency=USD&customerId="+a.CustomerID, nil, http.StatusOK, &list); err != nil {
-			break
-		}
-		for _, x := range list.Data {
-			if x.ID == a.AccountID {
-				total += x.Balance.Amount
-			}
-		}
+	// Conservation over the run's accounts, per currency.
+	for _, e := range expectedTotals(s, acks, unresolved) {
+		total, err := apiAccountsTotal(ctx, c, s, e.currency)
+		out = append(out, e.check("api", total, err))
 	}
-	r := CheckResult{Name: fmt.Sprintf("api: sum of %d balances (USD) == total funded %d", len(s.Accounts), s.TotalFunded)}
-	switch {
-	case err != nil:
-		r.Detail = err.Error()
-	case total != s.TotalFunded:
-		r.Detail = fmt.Sprintf("sum is %d (%+d)", total, total-s.TotalFunded)
-	default:
-		r.Pass = true
-	}
-	out = append(out, r)
 
 	// A sample of acknowledged transactions.
 	step := 1
@@ -372,7 +346,7 @@ func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, sample
 			ex = fmt.Sprintf("%s: status %s quote %s", acks[i].TransactionID, tx.Status, tx.QuoteID)
 		}
 	}
-	r = CheckResult{Name: fmt.Sprintf("api: %d sampled acknowledged transactions COMPLETED with their quote", n), Pass: bad == 0}
+	r := CheckResult{Name: fmt.Sprintf("api: %d sampled acknowledged transactions COMPLETED with their quote", n), Pass: bad == 0}
 	if bad > 0 {
 		r.Detail = fmt.Sprintf("%d bad, e.g. %s", bad, ex)
 	}
@@ -429,4 +403,88 @@ func statementSum(ctx context.Context, c *client, accountID string, start, end t
 		}
 		cursor = st.NextCursor
 	}
+}
+
+// expected is what the run's accounts in one currency must hold after the
+// load.
+type expected struct {
+	currency   string
+	accountIDs []string
+	want       int64
+	note       string // why the figure may be inexact
+}
+
+// expectedTotals: the USD accounts hold what was funded less what
+// cross-currency transfers sent (their totalSendingAmount, fees included);
+// the EUR accounts, when the run made them, what those transfers delivered.
+// Same-currency transfers move money between the run's own accounts.
+func expectedTotals(s setupResult, acks []ack, unresolved int64) []expected {
+	usd := expected{currency: "USD", want: s.TotalFunded}
+	eur := expected{currency: "EUR"}
+	fx := false
+	for _, a := range s.Accounts {
+		usd.accountIDs = append(usd.accountIDs, a.AccountID)
+		if a.EURAccountID != "" {
+			eur.accountIDs = append(eur.accountIDs, a.EURAccountID)
+			fx = true
+		}
+	}
+	for _, a := range acks {
+		if a.FX {
+			usd.want -= a.Sent
+			eur.want += a.Received
+		}
+	}
+	if !fx {
+		return []expected{usd}
+	}
+	if unresolved > 0 {
+		// An unresolved cross-currency transfer may have committed: its
+		// amounts are unknown to the client.
+		usd.note = fmt.Sprintf("; %d unresolved requests make this inexact", unresolved)
+		eur.note = usd.note
+	}
+	return []expected{usd, eur}
+}
+
+func (e expected) check(where string, total int64, err error) CheckResult {
+	r := CheckResult{Name: fmt.Sprintf("%s: sum of the run's %d %s balances == %d", where, len(e.accountIDs), e.currency, e.want)}
+	switch {
+	case err != nil:
+		r.Detail = err.Error()
+	case total != e.want:
+		r.Detail = fmt.Sprintf("sum is %d (%+d)%s", total, total-e.want, e.note)
+	default:
+		r.Pass = true
+	}
+	return r
+}
+
+// apiAccountsTotal sums, through the API, the balances of the run's accounts
+// in currency.
+func apiAccountsTotal(ctx context.Context, c *client, s setupResult, currency string) (int64, error) {
+	var total int64
+	for _, a := range s.Accounts {
+		want := a.AccountID
+		if currency == "EUR" {
+			want = a.EURAccountID
+		}
+		var list struct {
+			Data []struct {
+				ID      string `json:"id"`
+				Balance struct {
+					Amount int64 `json:"amount"`
+				} `json:"balance"`
+			} `json:"data"`
+		}
+		if err := c.must(ctx, "GET", "/customers/internal-accounts?currency="+currency+"&customerId="+a.CustomerID, nil, http.StatusOK, &list); err != nil {
+			return 0, err
+		}
+		for _, x := range list.Data {
+			if x.ID == want {
+				total += x.Balance.Amount
+			}
+		}
+	}
+	return total, nil
 }

@@ -12,10 +12,12 @@ import (
 	"time"
 )
 
-// account is a funded customer account the load moves money between.
+// account is a funded customer account the load moves money between; with
+// -fx the customer's EUR account too.
 type account struct {
-	CustomerID string
-	AccountID  string
+	CustomerID   string
+	AccountID    string
+	EURAccountID string
 }
 
 // setupResult is what setup created.
@@ -41,11 +43,22 @@ func webhookSink() (string, func(), error) {
 }
 
 // setup sets the webhook endpoint, creates n customers who accepted the
-// current terms and funds each one's USD account with fund.
-func setup(ctx context.Context, c *client, runID, hook string, n, workers int, fund int64) (setupResult, error) {
+// current terms and funds each one's USD account with fund. With eur, the
+// platform supports EUR as well, so every customer also gets a EUR account
+// (the destination of cross-currency transfers).
+func setup(ctx context.Context, c *client, runID, hook string, n, workers int, fund int64, eur bool) (setupResult, error) {
 	res := setupResult{Currency: "USD"}
-	if err := c.must(ctx, "PATCH", "/config", map[string]any{"webhookEndpoint": hook}, http.StatusOK, nil); err != nil {
-		return res, fmt.Errorf("set webhook: %w", err)
+	patch := map[string]any{"webhookEndpoint": hook}
+	if eur {
+		var list []map[string]any
+		for _, code := range []string{"USD", "EUR"} {
+			list = append(list, map[string]any{"currencyCode": code, "minAmount": 1, "maxAmount": 100_000_000_000,
+				"enabledTransactionTypes": []string{"INCOMING", "OUTGOING"}})
+		}
+		patch["supportedCurrencies"] = list
+	}
+	if err := c.must(ctx, "PATCH", "/config", patch, http.StatusOK, nil); err != nil {
+		return res, fmt.Errorf("configure: %w", err)
 	}
 	var agreements struct {
 		Data []struct {
@@ -69,7 +82,7 @@ func setup(ctx context.Context, c *client, runID, hook string, n, workers int, f
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				a, err := setupOne(ctx, c, runID, i, terms.Type, terms.Version, fund)
+				a, err := setupOne(ctx, c, runID, i, terms.Type, terms.Version, fund, eur)
 				if err != nil {
 					errs <- fmt.Errorf("customer %d: %w", i, err)
 					continue
@@ -91,7 +104,7 @@ func setup(ctx context.Context, c *client, runID, hook string, n, workers int, f
 	return res, nil
 }
 
-func setupOne(ctx context.Context, c *client, runID string, i int, termsType, termsVersion string, fund int64) (account, error) {
+func setupOne(ctx context.Context, c *client, runID string, i int, termsType, termsVersion string, fund int64, eur bool) (account, error) {
 	body := map[string]any{
 		"customerType": "INDIVIDUAL", "fullName": fmt.Sprintf("Bench Customer %d", i), "birthDate": "1990-01-15",
 		"nationality": "US", "idType": "SSN", "identifier": "123-45-6789", "countryOfIssuance": "US",
@@ -132,6 +145,20 @@ func setupOne(ctx context.Context, c *client, runID string, i int, termsType, te
 	if a.AccountID == "" {
 		return a, fmt.Errorf("customer %s has no USD account", cust.ID)
 	}
+	if eur {
+		if err := c.must(ctx, "GET", "/customers/internal-accounts?currency=EUR&customerId="+cust.ID, nil, http.StatusOK, &list); err != nil {
+			return a, err
+		}
+		for _, x := range list.Data {
+			if x.Type != "RULE_BASED" {
+				a.EURAccountID = x.ID
+				break
+			}
+		}
+		if a.EURAccountID == "" {
+			return a, fmt.Errorf("customer %s has no EUR account", cust.ID)
+		}
+	}
 	r, _, err = c.doRetry(ctx, "POST", "/sandbox/internal-accounts/"+a.AccountID+"/fund", map[string]any{"amount": fund},
 		fmt.Sprintf("%s-fund-%d", runID, i))
 	if err != nil {
@@ -143,12 +170,15 @@ func setupOne(ctx context.Context, c *client, runID string, i int, termsType, te
 	return a, nil
 }
 
-// ack is an acknowledged transfer: a 200 with a quote id.
+// ack is an acknowledged transfer: a 200 with a quote id. Sent and
+// Received are the quote's totals; FX marks a USD → EUR transfer.
 type ack struct {
-	Key           string
-	QuoteID       string
-	TransactionID string
-	Amount        int64
+	Key            string
+	QuoteID        string
+	TransactionID  string
+	Amount         int64
+	Sent, Received int64
+	FX             bool
 }
 
 // loadResult is what the load loop observed.
@@ -166,8 +196,11 @@ type loadResult struct {
 
 // runLoad makes transfers between random accounts at concurrency workers
 // for d. Every transfer has its own Idempotency-Key and is retried with it
-// until the answer is definitive (or grace after d has passed).
-func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64) loadResult {
+// until the answer is definitive (or grace after d has passed). A share fx
+// of them (0..1) go to the other customer's EUR account: cross-currency,
+// priced at the sandbox rate with its FX fees, for 1000 cents more than a
+// same-currency one (the fees alone can exceed the smallest amounts).
+func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64, fx float64) loadResult {
 	var (
 		mu        sync.Mutex
 		res       = loadResult{Errors: map[string]int{}}
@@ -220,10 +253,14 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 					j++
 				}
 				amount := 1 + rng.Int64N(maxAmount)
+				dest, isFX := accts[j].AccountID, fx > 0 && rng.Float64() < fx
+				if isFX {
+					dest, amount = accts[j].EURAccountID, 1000+amount
+				}
 				key := fmt.Sprintf("%s-q-%d", runID, seq.Add(1))
 				body := map[string]any{
 					"source":             map[string]any{"sourceType": "ACCOUNT", "accountId": accts[i].AccountID},
-					"destination":        map[string]any{"destinationType": "ACCOUNT", "accountId": accts[j].AccountID},
+					"destination":        map[string]any{"destinationType": "ACCOUNT", "accountId": dest},
 					"lockedCurrencySide": "SENDING", "lockedCurrencyAmount": amount, "immediatelyExecute": true,
 				}
 				attempted.Add(1)
@@ -237,8 +274,10 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 					errs["UNRESOLVED"]++
 				case r.Status == http.StatusOK:
 					var q struct {
-						ID            string `json:"id"`
-						TransactionID string `json:"transactionId"`
+						ID                   string `json:"id"`
+						TransactionID        string `json:"transactionId"`
+						TotalSendingAmount   int64  `json:"totalSendingAmount"`
+						TotalReceivingAmount int64  `json:"totalReceivingAmount"`
 					}
 					if json.Unmarshal(r.Body, &q) != nil || q.ID == "" {
 						errs["BAD_RESPONSE"]++
@@ -246,7 +285,8 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 					}
 					acked.Add(1)
 					lat = append(lat, el)
-					acks = append(acks, ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: amount})
+					acks = append(acks, ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: amount,
+						Sent: q.TotalSendingAmount, Received: q.TotalReceivingAmount, FX: isFX})
 				default:
 					errs[r.Code()]++
 				}

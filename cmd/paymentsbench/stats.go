@@ -75,24 +75,26 @@ type Comparison struct {
 
 // Report is everything a run measured.
 type Report struct {
-	Engine      string         `json:"engine"`
-	Database    string         `json:"database"`
-	Concurrency int            `json:"concurrency"`
-	Duration    float64        `json:"durationSeconds"`
-	Customers   int            `json:"customers"`
-	Attempted   int64          `json:"attempted"`
-	Acked       int64          `json:"acknowledged"`
-	Retries     int64          `json:"retries"`
-	Unresolved  int64          `json:"unresolved"`
-	Throughput  float64        `json:"transfersPerSecond"`
-	Latency     Latency        `json:"latency"`
-	Errors      map[string]int `json:"errorsByCode"`
-	PeakRSS     int64          `json:"serverPeakRssBytes"`
-	PeakRSSFrom string         `json:"serverPeakRssSource,omitempty"`
-	Kills       int            `json:"kills"`
-	Checks      []CheckResult  `json:"checks,omitempty"`
-	Compare     []Comparison   `json:"compare,omitempty"`
-	Timeline    []float64      `json:"throughputEvery5s,omitempty"`
+	Engine      string  `json:"engine"`
+	Database    string  `json:"database"`
+	Concurrency int     `json:"concurrency"`
+	Duration    float64 `json:"durationSeconds"`
+	Customers   int     `json:"customers"`
+	Attempted   int64   `json:"attempted"`
+	Acked       int64   `json:"acknowledged"`
+	// CrossCurrency counts the acknowledged USD → EUR transfers (-fx).
+	CrossCurrency int64          `json:"crossCurrency,omitempty"`
+	Retries       int64          `json:"retries"`
+	Unresolved    int64          `json:"unresolved"`
+	Throughput    float64        `json:"transfersPerSecond"`
+	Latency       Latency        `json:"latency"`
+	Errors        map[string]int `json:"errorsByCode"`
+	PeakRSS       int64          `json:"serverPeakRssBytes"`
+	PeakRSSFrom   string         `json:"serverPeakRssSource,omitempty"`
+	Kills         int            `json:"kills"`
+	Checks        []CheckResult  `json:"checks,omitempty"`
+	Compare       []Comparison   `json:"compare,omitempty"`
+	Timeline      []float64      `json:"throughputEvery5s,omitempty"`
 	// PGPerTransfer is pg_stat_database's growth per acknowledged transfer.
 	PGPerTransfer map[string]float64 `json:"postgresPerTransfer,omitempty"`
 	Reads         *readLatency       `json:"reads,omitempty"`
@@ -113,6 +115,9 @@ func (r *Report) Failed() bool {
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "engine %s, concurrency %d, %.1fs, %d customers\n", r.Engine, r.Concurrency, r.Duration, r.Customers)
 	fmt.Fprintf(w, "transfers: %d attempted, %d acknowledged, %d retries, %d unresolved\n", r.Attempted, r.Acked, r.Retries, r.Unresolved)
+	if r.CrossCurrency > 0 {
+		fmt.Fprintf(w, "cross-currency (USD to EUR): %d of the acknowledged\n", r.CrossCurrency)
+	}
 	fmt.Fprintf(w, "throughput: %.1f acknowledged transfers/s\n", r.Throughput)
 	fmt.Fprintf(w, "latency ms: p50 %.2f  p95 %.2f  p99 %.2f  max %.2f  mean %.2f (n=%d)\n",
 		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Latency.Mean, r.Latency.Count)
