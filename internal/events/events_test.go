@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/store"
@@ -48,4 +49,32 @@ func TestEmit_CommitsWithTransaction(t *testing.T) {
 			t.Fatal("events are scoped by tenant")
 		}
 	})
+}
+
+// The envelope Emit stores is byte for byte what json.Marshal makes of it,
+// for data as Emit makes it (json.Marshal output: compact, HTML-escaped).
+func TestEnvelopeEncode_AsJSONMarshal(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 123456000, time.UTC)
+	var datas []json.RawMessage
+	for _, v := range []any{map[string]any{"a": 1, "b": "x<y>&z \u2028", "c": []int{1, 2}, "d": "ünï"}, nil, "s", 3.5} {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		datas = append(datas, raw)
+	}
+	for _, data := range append(datas, nil) {
+		e := Envelope{ID: "Event:1", Type: "OUTGOING_PAYMENT.COMPLETED", Timestamp: at, Data: data}
+		got, err := e.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("encode %s\nMarshal %s", got, want)
+		}
+	}
 }
