@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the runs documented in docs/benchmarks.md.
 #
-#   scripts/bench.sh [all|load|crash|scale]     (default: all)
+#   scripts/bench.sh [all|load|crash|scale|mix]     (default: all; mix is not in all)
 #
 # Needs Go, a local PostgreSQL that takes postgres://postgres@127.0.0.1:5432
 # (trust auth; override with PG=...), and pgbench on PATH. Results (text and
@@ -50,6 +50,14 @@ crash() {
 		-json "$OUT/crash-postgres.json" | tee "$OUT/crash-postgres.txt"
 }
 
+mix() {
+	# As load, with 30% of the transfers cross-currency (USD to EUR).
+	"${PB[@]}" -spawn -db "sqlite:$OUT/mix/bench.db" -customers 200 -c "$C" -d "$D" -fx 0.3 \
+		-json "$OUT/mix-sqlite.json" | tee "$OUT/mix-sqlite.txt"
+	"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$C" -d "$D" -fx 0.3 \
+		-json "$OUT/mix-postgres.json" | tee "$OUT/mix-postgres.txt"
+}
+
 scale() {
 	# Read latency and memory at 10k and at 1M transactions: a short real run
 	# makes templates, seed multiplies them in the database, audit re-checks the
@@ -74,5 +82,6 @@ all) machine; load; crash; scale ;;
 load) machine; load ;;
 crash) crash ;;
 scale) scale ;;
-*) echo "usage: $0 [all|load|crash|scale]" >&2; exit 2 ;;
+mix) mix ;;
+*) echo "usage: $0 [all|load|crash|scale|mix]" >&2; exit 2 ;;
 esac
