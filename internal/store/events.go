@@ -16,14 +16,6 @@ type Event struct {
 	CreatedAt  time.Time
 }
 
-// InsertEvent appends an event to the outbox.
-func (q Q) InsertEvent(ctx context.Context, e Event) error {
-	_, err := q.exec(ctx, `INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, e.ID, e.Tenant.PlatformID, e.Tenant.Env, e.Type, e.ResourceID,
-		string(e.Envelope), toMicros(e.CreatedAt))
-	return err
-}
-
 // GetEvent returns one event of the tenant.
 func (q Q) GetEvent(ctx context.Context, t Tenant, id string) (Event, error) {
 	if err := q.flushOutbox(ctx); err != nil {

@@ -161,27 +161,6 @@ func (q Q) GetLedgerBalance(ctx context.Context, t Tenant, accountID string) (Le
 		WHERE platform_id = ? AND env = ? AND account_id = ?`, t.PlatformID, t.Env, accountID))
 }
 
-// LockLedgerBalances reads the balance rows of accounts and, on PostgreSQL,
-// locks them FOR UPDATE in ascending account-id order (the one lock order every
-// writer uses, so writers never deadlock on balance rows). Accounts without a
-// row are absent from the result.
-func (q Q) LockLedgerBalances(ctx context.Context, t Tenant, accountIDs []string) (map[string]LedgerBalance, error) {
-	ids := ledgerDedupe(accountIDs) // sorted
-	out := make(map[string]LedgerBalance, len(ids))
-	err := q.eachInChunks(ctx, ids, func(in string) (string, []any) {
-		return `SELECT ` + ledgerBalanceCols + ` FROM ledger_balances WHERE platform_id = ? AND env = ?
-			AND account_id IN (` + in + `) ORDER BY account_id` + q.forUpdate(), []any{t.PlatformID, t.Env}
-	}, func(r *sql.Rows) error {
-		b, err := scanLedgerBalance(r)
-		out[b.AccountID] = b
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // LockedLedgerAccount is what a writer needs of an account: its currency,
 // kind and hotness, and its balance row if it has one.
 type LockedLedgerAccount struct {
@@ -193,9 +172,10 @@ type LockedLedgerAccount struct {
 }
 
 // LockLedgerAccounts returns those of ids that are accounts of the tenant,
-// with their balance rows; on PostgreSQL the balance rows are locked as
-// LockLedgerBalances does. (SQLite, with its single writer, needs no lock and
-// reads both in one query.)
+// with their balance rows. On PostgreSQL the balance rows are locked FOR
+// UPDATE in ascending account-id order (the one lock order every writer
+// uses, so writers never deadlock on balance rows). SQLite, with its single
+// writer, needs no lock.
 func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[string]LockedLedgerAccount, error) {
 	out := make(map[string]LockedLedgerAccount, len(ids))
 	if q.engine == Postgres {
@@ -295,9 +275,9 @@ func (q Q) ChangeLedgerBalance(ctx context.Context, t Tenant, c LedgerBalanceCha
 	return n == 1, err
 }
 
-// WriteLedger stores what a ledger batch decided: its transfers, postings
-// and statement buckets (InsertLedgerTransfers, then
-// InsertLedgerPostings, AddLedgerPostingBuckets), then its balance changes
+// WriteLedger stores what a ledger batch decided: its transfers
+// (InsertLedgerTransfers), postings and statement buckets (see
+// ledgerBucketUpserts), then its balance changes
 // (ChangeLedgerBalance each). failed names the account of a change that did
 // not apply, "" when all did. On PostgreSQL it is one statement, the balance
 // changes one UPDATE ... FROM VALUES whose RETURNING tells which applied; a
@@ -311,7 +291,7 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 		params += len(st.args)
 	}
 	if q.engine != Postgres || len(changes) == 0 || params+len(changes)*6+3 > maxCombinedArgs {
-		if err := q.InsertLedgerTransfers(ctx, ts); err != nil {
+		if err := q.execLedgerTransfers(ctx, transfers); err != nil {
 			return "", err
 		}
 		if err := q.execAll(ctx, inserts[len(transfers):]); err != nil {
@@ -460,7 +440,13 @@ const ledgerPostingCols = `id, platform_id, env, transfer_id, account_id, curren
 // joined with ErrLedgerTransferExists, ErrLedgerHoldResolved or
 // ErrLedgerTransferReversed.
 func (q Q) InsertLedgerTransfers(ctx context.Context, ts []LedgerTransfer) error {
-	for _, st := range ledgerTransferInserts(ts) {
+	return q.execLedgerTransfers(ctx, ledgerTransferInserts(ts))
+}
+
+// execLedgerTransfers runs transfer inserts one by one, naming the unique key
+// a conflict hit.
+func (q Q) execLedgerTransfers(ctx context.Context, stmts []statement) error {
+	for _, st := range stmts {
 		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
 			return ledgerConflict(err)
 		}
@@ -484,11 +470,6 @@ func ledgerTransferInserts(ts []LedgerTransfer) []statement {
 		out = append(out, statement{`INSERT INTO ledger_transfers (` + ledgerTransferCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args})
 	}
 	return out
-}
-
-// InsertLedgerPostings stores postings.
-func (q Q) InsertLedgerPostings(ctx context.Context, ps []LedgerPosting) error {
-	return q.execAll(ctx, ledgerPostingInserts(ps))
 }
 
 func ledgerPostingInserts(ps []LedgerPosting) []statement {

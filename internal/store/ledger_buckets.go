@@ -33,15 +33,11 @@ const ledgerPostingsByBucket = `SELECT p.account_id, s.span,
 	CROSS JOIN (SELECT 3600000000 AS span UNION ALL SELECT 86400000000) s
 	WHERE NOT p.pending`
 
-// AddLedgerPostingBuckets adds posted postings to their accounts' buckets.
-// The caller passes only posted postings of accounts with a balance row and,
+// ledgerBucketUpserts add posted postings to their accounts' buckets.
+// WriteLedger passes only posted postings of accounts with a balance row and,
 // on PostgreSQL, holds those rows' locks: then no two writers upsert the same
 // bucket at once. Postings are summed per bucket first, so each bucket is
 // written once.
-func (q Q) AddLedgerPostingBuckets(ctx context.Context, ps []LedgerPosting) error {
-	return q.execAll(ctx, ledgerBucketUpserts(ps))
-}
-
 func ledgerBucketUpserts(ps []LedgerPosting) []statement {
 	type key struct {
 		account     string

@@ -62,13 +62,8 @@ func TestLedgerBuckets_R_STMT_07_AddedRebuiltAndBackfilledMatchPostings(t *testi
 				trs = append(trs, tr)
 			}
 			err := db.InTx(ctx, func(tx *store.Tx) error {
-				if err := tx.InsertLedgerTransfers(ctx, trs); err != nil {
-					return err
-				}
-				if err := tx.InsertLedgerPostings(ctx, ps); err != nil {
-					return err
-				}
-				return tx.AddLedgerPostingBuckets(ctx, bucketed)
+				_, err := tx.WriteLedger(ctx, tn, trs, ps, bucketed, nil, now)
+				return err
 			})
 			if err != nil {
 				t.Fatal(err)
