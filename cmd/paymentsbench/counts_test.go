@@ -40,10 +40,11 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 					SentCurrency: "USD", QuoteID: quote, LedgerTransferID: tr[0].ID, CreatedAt: now, UpdatedAt: now}
 			}
 			if err := db.InTx(ctx, func(tx *store.Tx) error {
-				if err := tx.InsertTransaction(ctx, row("OUTGOING", "Quote:q")); err != nil {
+				if _, err := tx.CreateTransaction(ctx, row("OUTGOING", "Quote:q")); err != nil {
 					return err
 				}
-				return tx.InsertTransaction(ctx, row("INCOMING", ""))
+				_, err := tx.CreateTransaction(ctx, row("INCOMING", ""))
+				return err
 			}); err != nil {
 				t.Fatal(err)
 			}

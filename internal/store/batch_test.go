@@ -113,7 +113,7 @@ func TestInBatchTx_TransactionCountsExact(t *testing.T) {
 					if i%5 == 0 {
 						x.CustomerID = "" // the platform's own
 					}
-					if err := tx.InsertTransaction(ctx, x); err != nil {
+					if _, err := tx.CreateTransaction(ctx, x); err != nil {
 						return err
 					}
 					if i%4 == 1 {

@@ -31,11 +31,15 @@ type countKey struct{ platformID, env, scope string }
 // before it commits (flushAtCommit).
 type countDeltas map[countKey]int64
 
+// errUncounted refuses a transaction insert outside InTx or InBatchTx,
+// before it writes anything: no one would add it to the counters.
+var errUncounted = errors.New("store: transactions are inserted inside InTx, which keeps their counts")
+
 // countTransaction records that a transaction of t (owned by customerID, ""
 // for the platform) was inserted in q's database transaction.
 func (q Q) countTransaction(t Tenant, customerID string) error {
 	if q.counts == nil {
-		return errors.New("store: transactions are inserted inside InTx, which keeps their counts")
+		return errUncounted
 	}
 	owner := scopePlatform
 	if customerID != "" {

@@ -61,7 +61,7 @@ func mustInsert(t testing.TB, db *store.DB, xs ...store.Transaction) {
 	t.Helper()
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		for _, x := range xs {
-			if err := tx.InsertTransaction(ctx, x); err != nil {
+			if _, err := tx.CreateTransaction(ctx, x); err != nil {
 				return err
 			}
 		}
@@ -188,7 +188,8 @@ func TestTransactionCounts_ListTotals(t *testing.T) {
 
 // Inside a transaction that inserted rows, the total still includes them
 // (the counters only catch up at commit); a rolled-back insert is not
-// counted; inserting outside InTx is refused rather than left uncounted.
+// counted; inserting outside InTx is refused, writing nothing, rather than
+// left uncounted.
 func TestTransactionCounts_InsideTxAndRollback(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		p := mustPlatform(t, db, true)
@@ -197,7 +198,7 @@ func TestTransactionCounts_InsideTxAndRollback(t *testing.T) {
 		now := db.Now().UTC().Truncate(time.Microsecond)
 		mustInsert(t, db, txnRow(tn, c, "INCOMING", "COMPLETED", now))
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.InsertTransaction(ctx, txnRow(tn, c, "INCOMING", "COMPLETED", now)); err != nil {
+			if _, err := tx.CreateTransaction(ctx, txnRow(tn, c, "INCOMING", "COMPLETED", now)); err != nil {
 				return err
 			}
 			for _, f := range []store.TransactionFilter{{}, {CustomerID: c}} {
@@ -214,9 +215,13 @@ func TestTransactionCounts_InsideTxAndRollback(t *testing.T) {
 			t.Fatalf("after rollback: %d", n)
 		}
 		checkCounters(t, db)
-		if err := db.Write().InsertTransaction(ctx, txnRow(tn, c, "INCOMING", "COMPLETED", now)); err == nil {
+		if _, err := db.Write().CreateTransaction(ctx, txnRow(tn, c, "INCOMING", "COMPLETED", now)); err == nil {
 			t.Fatal("insert outside InTx accepted")
 		}
+		if n := listAll(t, db.Read(), tn, store.TransactionFilter{}); n != 1 {
+			t.Fatalf("a refused insert outside InTx wrote a row: %d", n)
+		}
+		checkCounters(t, db)
 	})
 }
 
@@ -292,10 +297,11 @@ func TestTransactionCounts_Concurrent(t *testing.T) {
 					from, to := cs[(w+i)%len(cs)], cs[(w+2*i+1)%len(cs)]
 					err := db.InTx(ctx, func(tx *store.Tx) error {
 						calls.Add(1)
-						if err := tx.InsertTransaction(ctx, txnRow(tn, from, "OUTGOING", "PENDING", now)); err != nil {
+						if _, err := tx.CreateTransaction(ctx, txnRow(tn, from, "OUTGOING", "PENDING", now)); err != nil {
 							return err
 						}
-						return tx.InsertTransaction(ctx, txnRow(tn, to, "INCOMING", "COMPLETED", now))
+						_, err := tx.CreateTransaction(ctx, txnRow(tn, to, "INCOMING", "COMPLETED", now))
+						return err
 					})
 					if err != nil {
 						errs <- err
@@ -344,12 +350,13 @@ func TestTransactionCounts_CrossingTransfersDoNotDeadlock(t *testing.T) {
 			transfer := func(i int, from, to string) error {
 				return db.InTx(ctx, func(tx *store.Tx) error {
 					calls.Add(1)
-					if err := tx.InsertTransaction(ctx, txnRow(tn, from, "OUTGOING", "PENDING", now)); err != nil {
+					if _, err := tx.CreateTransaction(ctx, txnRow(tn, from, "OUTGOING", "PENDING", now)); err != nil {
 						return err
 					}
 					once[i].Do(firstDone.Done)
 					firstDone.Wait()
-					return tx.InsertTransaction(ctx, txnRow(tn, to, "INCOMING", "COMPLETED", now))
+					_, err := tx.CreateTransaction(ctx, txnRow(tn, to, "INCOMING", "COMPLETED", now))
+					return err
 				})
 			}
 			errs := make(chan error, 2)

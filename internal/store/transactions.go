@@ -91,22 +91,20 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 	return x, nil
 }
 
-// InsertTransaction stores a new transaction and counts it in
-// transaction_counts; q must be a Tx.
-func (q Q) InsertTransaction(ctx context.Context, x Transaction) error {
-	_, err := q.CreateTransaction(ctx, x)
-	return err
-}
-
 // insertedTransactionCols are transactionCols read from the inserted row
 // (RETURNING names it by its table: SQLite allows no alias there), the
 // customer's platformCustomerId by a subquery instead of the join.
 var insertedTransactionCols = strings.ReplaceAll(strings.Replace(transactionCols, "c.platform_customer_id",
 	"(SELECT c.platform_customer_id FROM customers c WHERE c.id = t.customer_id)", 1), "t.", "transactions.")
 
-// CreateTransaction is InsertTransaction answering the row as stored, as
-// GetTransaction would read it back, in the same statement.
+// CreateTransaction stores a new transaction, counts it in
+// transaction_counts (q must be a Tx: outside one it writes nothing and
+// fails), and answers the row as GetTransaction would read it back, from the
+// same statement.
 func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, error) {
+	if q.counts == nil {
+		return Transaction{}, errUncounted
+	}
 	var received sql.NullInt64
 	if x.ReceivedAmount != nil {
 		received = sql.NullInt64{Int64: *x.ReceivedAmount, Valid: true}

@@ -51,7 +51,7 @@ func BenchmarkListTransactions(b *testing.B) {
 							if i%2 == 1 {
 								typ = "OUTGOING"
 							}
-							if err := tx.InsertTransaction(ctx, txnRow(tn, owners[i%len(owners)], typ, "COMPLETED", now)); err != nil {
+							if _, err := tx.CreateTransaction(ctx, txnRow(tn, owners[i%len(owners)], typ, "COMPLETED", now)); err != nil {
 								return err
 							}
 						}
