@@ -78,19 +78,10 @@ func (q Q) GetInternalAccount(ctx context.Context, t Tenant, id string) (Interna
 // GetInternalAccounts returns those of ids that are internal accounts of
 // the tenant with a live owner (GetInternalAccount for several, one query).
 func (q Q) GetInternalAccounts(ctx context.Context, t Tenant, ids ...string) (map[string]InternalAccount, error) {
-	out := make(map[string]InternalAccount, len(ids))
-	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+	return collectByID(ctx, q, ledgerDedupe(ids), func(in string) (string, []any) {
 		return `SELECT ` + internalAccountCols + ` FROM internal_accounts
 			WHERE platform_id = ? AND env = ? AND id IN (` + in + `)` + liveAccountOwner, []any{t.PlatformID, t.Env}
-	}, func(r *sql.Rows) error {
-		a, err := scanInternalAccount(r)
-		out[a.ID] = a
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}, scanInternalAccount, func(a InternalAccount) string { return a.ID })
 }
 
 // InternalAccountFilter narrows ListInternalAccounts. Empty fields do not
@@ -271,17 +262,8 @@ func (q Q) markStatement(ctx context.Context, t Tenant, accountID, month, col st
 // tenant (internal accounts are never hot, so each has one). Accounts without
 // a row are absent from the result.
 func (q Q) InternalAccountBalances(ctx context.Context, t Tenant, accountIDs []string) (map[string]LedgerBalance, error) {
-	out := make(map[string]LedgerBalance, len(accountIDs))
-	err := q.eachInChunks(ctx, ledgerDedupe(accountIDs), func(in string) (string, []any) {
+	return collectByID(ctx, q, ledgerDedupe(accountIDs), func(in string) (string, []any) {
 		return `SELECT ` + ledgerBalanceCols + ` FROM ledger_balances WHERE platform_id = ? AND env = ?
 			AND account_id IN (` + in + `)`, []any{t.PlatformID, t.Env}
-	}, func(r *sql.Rows) error {
-		b, err := scanLedgerBalance(r)
-		out[b.AccountID] = b
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}, scanLedgerBalance, func(b LedgerBalance) string { return b.AccountID })
 }

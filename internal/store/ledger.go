@@ -99,19 +99,10 @@ func (q Q) LedgerAccountByCode(ctx context.Context, t Tenant, code, currency str
 
 // LedgerAccountsByID returns those of ids that are accounts of the tenant.
 func (q Q) LedgerAccountsByID(ctx context.Context, t Tenant, ids []string) (map[string]LedgerAccount, error) {
-	out := make(map[string]LedgerAccount, len(ids))
-	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+	return collectByID(ctx, q, ledgerDedupe(ids), func(in string) (string, []any) {
 		return `SELECT ` + ledgerAccountCols + ` FROM ledger_accounts WHERE platform_id = ? AND env = ?
 			AND id IN (` + in + `)`, []any{t.PlatformID, t.Env}
-	}, func(r *sql.Rows) error {
-		a, err := scanLedgerAccount(r)
-		out[a.ID] = a
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}, scanLedgerAccount, func(a LedgerAccount) string { return a.ID })
 }
 
 // ListLedgerAccounts returns up to limit accounts of the tenant after the id
@@ -771,4 +762,20 @@ func (q Q) eachInChunks(ctx context.Context, ids []string, build func(in string)
 		}
 	}
 	return nil
+}
+
+// collectByID is eachInChunks for the common case: one row per id, scanned
+// by scan and kept under key(row).
+func collectByID[T any](ctx context.Context, q Q, ids []string, build func(in string) (string, []any),
+	scan func(interface{ Scan(...any) error }) (T, error), key func(T) string) (map[string]T, error) {
+	out := make(map[string]T, len(ids))
+	err := q.eachInChunks(ctx, ids, build, func(r *sql.Rows) error {
+		v, err := scan(r)
+		out[key(v)] = v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -176,19 +176,10 @@ func (q Q) GetTransaction(ctx context.Context, t Tenant, id string) (Transaction
 
 // TransactionsByID returns those of ids that are transactions of the tenant.
 func (q Q) TransactionsByID(ctx context.Context, t Tenant, ids []string) (map[string]Transaction, error) {
-	out := make(map[string]Transaction, len(ids))
-	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+	return collectByID(ctx, q, ledgerDedupe(ids), func(in string) (string, []any) {
 		return `SELECT ` + transactionCols + transactionFrom + ` WHERE t.platform_id = ? AND t.env = ?
 			AND t.id IN (` + in + `)`, []any{t.PlatformID, t.Env}
-	}, func(r *sql.Rows) error {
-		x, err := scanTransaction(r)
-		out[x.ID] = x
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}, scanTransaction, func(x Transaction) string { return x.ID })
 }
 
 // TransactionFilter narrows ListTransactions. Empty fields do not filter;
