@@ -285,15 +285,12 @@ func TestLedgerChecksSQL(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			_, dbURL, _ := tinyStore(t, engine)
-			sqlDB, eng, err := openSQL(dbURL)
+			chk, err := openDBChecker(ctx, dbURL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sqlDB.Close()
-			chk, err := newDBChecker(ctx, sqlDB, eng)
-			if err != nil {
-				t.Fatal(err)
-			}
+			defer chk.Close()
+			sqlDB, eng := chk.db, chk.engine
 			for _, r := range chk.LedgerChecks(ctx) {
 				if !r.Pass {
 					t.Fatalf("consistent ledger: %s: %s", r.Name, r.Detail)

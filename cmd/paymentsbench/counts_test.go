@@ -48,15 +48,12 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			sqlDB, eng, err := openSQL(dbURL)
+			chk, err := openDBChecker(ctx, dbURL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sqlDB.Close()
-			chk, err := newDBChecker(ctx, sqlDB, eng)
-			if err != nil {
-				t.Fatal(err)
-			}
+			defer chk.Close()
+			sqlDB := chk.db
 			if r := chk.TransactionCountChecks(ctx); !r.Pass {
 				t.Fatalf("before seeding: %s", r.Detail)
 			}

@@ -51,13 +51,22 @@ type dbChecker struct {
 	env      string
 }
 
-func newDBChecker(ctx context.Context, db *sql.DB, engine string) (*dbChecker, error) {
+// openDBChecker opens dbURL for the checks; Close it when done.
+func openDBChecker(ctx context.Context, dbURL string) (*dbChecker, error) {
+	db, engine, err := openSQL(dbURL)
+	if err != nil {
+		return nil, err
+	}
 	c := &dbChecker{db: db, engine: engine, env: "sandbox"}
 	if err := db.QueryRowContext(ctx, "SELECT id FROM platforms WHERE is_default").Scan(&c.platform); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("default platform: %w", err)
 	}
 	return c, nil
 }
+
+// Close releases the checker's connections.
+func (c *dbChecker) Close() error { return c.db.Close() }
 
 func (c *dbChecker) count(ctx context.Context, q string, args ...any) (int64, error) {
 	var n int64

@@ -317,15 +317,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 // dbChecks runs every database-side invariant.
 func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, runID string, since time.Time) []CheckResult {
 	fail := func(err error) []CheckResult { return []CheckResult{{Name: "db: open", Detail: err.Error()}} }
-	db, engine, err := openSQL(dbURL)
+	chk, err := openDBChecker(ctx, dbURL)
 	if err != nil {
 		return fail(err)
 	}
-	defer db.Close()
-	chk, err := newDBChecker(ctx, db, engine)
-	if err != nil {
-		return fail(err)
-	}
+	defer chk.Close()
 	out := append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))
 	for _, e := range expectedTotals(s, lr.Acks, lr.Unresolved) {
 		total, err := chk.AccountsTotal(ctx, e.accountIDs)

@@ -378,16 +378,12 @@ func auditMain(ctx context.Context, args []string) (bool, error) {
 	if err := fs.Parse(args); err != nil {
 		return false, err
 	}
-	db, engine, err := openSQL(*dbURL)
+	chk, err := openDBChecker(ctx, *dbURL)
 	if err != nil {
 		return false, err
 	}
-	defer db.Close()
-	chk, err := newDBChecker(ctx, db, engine)
-	if err != nil {
-		return false, err
-	}
-	r := &Report{Engine: engine, Checks: append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))}
+	defer chk.Close()
+	r := &Report{Engine: chk.engine, Checks: append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))}
 	for _, c := range r.Checks {
 		status := "PASS"
 		if !c.Pass {
