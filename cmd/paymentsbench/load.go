@@ -126,37 +126,13 @@ func setupOne(ctx context.Context, c *client, runID string, i int, termsType, te
 	if err := json.Unmarshal(r.Body, &cust); err != nil {
 		return account{}, err
 	}
-	var list struct {
-		Data []struct {
-			ID   string `json:"id"`
-			Type string `json:"type"`
-		} `json:"data"`
-	}
-	if err := c.must(ctx, "GET", "/customers/internal-accounts?currency=USD&customerId="+cust.ID, nil, http.StatusOK, &list); err != nil {
-		return account{}, err
-	}
 	a := account{CustomerID: cust.ID}
-	for _, x := range list.Data {
-		if x.Type != "RULE_BASED" {
-			a.AccountID = x.ID
-			break
-		}
-	}
-	if a.AccountID == "" {
-		return a, fmt.Errorf("customer %s has no USD account", cust.ID)
+	if a.AccountID, err = customerAccount(ctx, c, cust.ID, "USD"); err != nil {
+		return a, err
 	}
 	if eur {
-		if err := c.must(ctx, "GET", "/customers/internal-accounts?currency=EUR&customerId="+cust.ID, nil, http.StatusOK, &list); err != nil {
+		if a.EURAccountID, err = customerAccount(ctx, c, cust.ID, "EUR"); err != nil {
 			return a, err
-		}
-		for _, x := range list.Data {
-			if x.Type != "RULE_BASED" {
-				a.EURAccountID = x.ID
-				break
-			}
-		}
-		if a.EURAccountID == "" {
-			return a, fmt.Errorf("customer %s has no EUR account", cust.ID)
 		}
 	}
 	r, _, err = c.doRetry(ctx, "POST", "/sandbox/internal-accounts/"+a.AccountID+"/fund", map[string]any{"amount": fund},
@@ -168,6 +144,26 @@ func setupOne(ctx context.Context, c *client, runID string, i int, termsType, te
 		return a, fmt.Errorf("fund: %d %s", r.Status, r.Body)
 	}
 	return a, nil
+}
+
+// customerAccount is the customer's internal account in currency (not a
+// rule-based one).
+func customerAccount(ctx context.Context, c *client, customerID, currency string) (string, error) {
+	var list struct {
+		Data []struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+		} `json:"data"`
+	}
+	if err := c.must(ctx, "GET", "/customers/internal-accounts?currency="+currency+"&customerId="+customerID, nil, http.StatusOK, &list); err != nil {
+		return "", err
+	}
+	for _, x := range list.Data {
+		if x.Type != "RULE_BASED" {
+			return x.ID, nil
+		}
+	}
+	return "", fmt.Errorf("customer %s has no %s account", customerID, currency)
 }
 
 // ack is an acknowledged transfer: a 200 with a quote id. Sent and
