@@ -156,17 +156,20 @@ func RecordChanged(ctx context.Context, tx *store.Tx, t store.Tenant, n New, chs
 	if err != nil {
 		return Transaction{}, "", err
 	}
-	first, err := Render(row)
-	if err != nil {
-		return Transaction{}, "", err
-	}
-	var evs []pendingEvent
-	if typ := EventType(first.Type, first.Status); typ != "" {
-		evs = append(evs, pendingEvent{typ, first})
-	}
-	more, _, quoteStatus, err := change(&row, row.CreatedAt, chs)
-	if err != nil {
-		return Transaction{}, "", err
+	// The creation's event shows the row as created: rendered now when
+	// changes follow, else from the stored row below.
+	var evs, more []pendingEvent
+	if len(chs) > 0 {
+		first, err := Render(row)
+		if err != nil {
+			return Transaction{}, "", err
+		}
+		if typ := EventType(first.Type, first.Status); typ != "" {
+			evs = append(evs, pendingEvent{typ, first})
+		}
+		if more, _, quoteStatus, err = change(&row, row.CreatedAt, chs); err != nil {
+			return Transaction{}, "", err
+		}
 	}
 	stored, err := tx.CreateTransaction(ctx, row)
 	if err != nil {
@@ -175,8 +178,8 @@ func RecordChanged(ctx context.Context, tx *store.Tx, t store.Tenant, n New, chs
 	if out, err = Render(stored); err != nil {
 		return Transaction{}, "", err
 	}
-	if len(chs) == 0 && len(evs) == 1 {
-		evs[0].out = out // as stored
+	if typ := EventType(out.Type, out.Status); len(chs) == 0 && typ != "" {
+		evs = append(evs, pendingEvent{typ, out})
 	}
 	evs = append(evs, more...)
 	for i := range evs { // known only once stored (the customer's)
