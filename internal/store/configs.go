@@ -35,7 +35,7 @@ func (q Q) GetPlatformConfig(ctx context.Context, t Tenant, lock bool) (Platform
 
 // InsertPlatformConfig stores a tenant's first configuration.
 func (q Q) InsertPlatformConfig(ctx context.Context, c PlatformConfig) error {
-	q.changed(settingKey{kind: settingConfig, tenant: c.Tenant})
+	defer q.changed(settingKey{kind: settingConfig, tenant: c.Tenant})
 	_, err := q.exec(ctx, `INSERT INTO platform_configs (platform_id, env, id, document, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, c.Tenant.PlatformID, c.Tenant.Env, c.ID, string(c.Document),
 		toMicros(c.CreatedAt), toMicros(c.UpdatedAt))
@@ -44,7 +44,7 @@ func (q Q) InsertPlatformConfig(ctx context.Context, c PlatformConfig) error {
 
 // UpdatePlatformConfig replaces the tenant's configuration document.
 func (q Q) UpdatePlatformConfig(ctx context.Context, c PlatformConfig) error {
-	q.changed(settingKey{kind: settingConfig, tenant: c.Tenant})
+	defer q.changed(settingKey{kind: settingConfig, tenant: c.Tenant})
 	res, err := q.exec(ctx, `UPDATE platform_configs SET document = ?, updated_at = ? WHERE platform_id = ? AND env = ?`,
 		string(c.Document), toMicros(c.UpdatedAt), c.Tenant.PlatformID, c.Tenant.Env)
 	return affectedOne(res, err)

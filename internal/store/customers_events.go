@@ -30,7 +30,7 @@ func (q Q) EventsForCustomer(ctx context.Context, t Tenant, customerID string) (
 // SetPlatformRegulated marks a platform as a regulated financial institution
 // (or not). Regulated platforms skip the sandbox verification paperwork.
 func (q Q) SetPlatformRegulated(ctx context.Context, platformID string, regulated bool) error {
-	q.changed(settingKey{kind: settingPlatform, tenant: Tenant{PlatformID: platformID}})
+	defer q.changed(settingKey{kind: settingPlatform, tenant: Tenant{PlatformID: platformID}})
 	res, err := q.exec(ctx, `UPDATE platforms SET regulated = ? WHERE id = ?`, regulated, platformID)
 	return affectedOne(res, err)
 }

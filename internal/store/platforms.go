@@ -18,7 +18,7 @@ type Platform struct {
 // InsertPlatform stores a new platform. A second default platform is a
 // ErrConflict.
 func (q Q) InsertPlatform(ctx context.Context, p Platform) error {
-	q.changed(settingKey{kind: settingPlatform, tenant: Tenant{PlatformID: p.ID}})
+	defer q.changed(settingKey{kind: settingPlatform, tenant: Tenant{PlatformID: p.ID}})
 	_, err := q.exec(ctx, `INSERT INTO platforms (id, name, is_default, regulated, created_at) VALUES (?, ?, ?, ?, ?)`,
 		p.ID, p.Name, p.IsDefault, p.Regulated, toMicros(p.CreatedAt))
 	return err

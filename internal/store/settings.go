@@ -75,8 +75,11 @@ func get[T any](ctx context.Context, c *settingsCache, k settingKey, load func(c
 	return v, nil
 }
 
-// changed records that q wrote k: the cache forgets it now and, inside a
-// transaction, once more after the commit.
+// changed records that q wrote k; writers defer it, so it runs after their
+// statement. The cache forgets k then, which is after the commit for a
+// write outside a transaction, and, inside one, once more after the commit.
+// (Run before the statement, a read between it and an autocommit would
+// keep the old value.)
 func (q Q) changed(k settingKey) {
 	if q.settings == nil {
 		return

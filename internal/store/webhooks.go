@@ -663,7 +663,7 @@ type WebhookSecret struct {
 // InsertWebhookSecret stores a secret. A second current secret (no expiry)
 // for the tenant is ErrConflict.
 func (q Q) InsertWebhookSecret(ctx context.Context, s WebhookSecret) error {
-	q.changed(settingKey{kind: settingSecrets, tenant: s.Tenant})
+	defer q.changed(settingKey{kind: settingSecrets, tenant: s.Tenant})
 	_, err := q.exec(ctx, `INSERT INTO webhook_secrets (id, platform_id, env, secret, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, s.ID, s.Tenant.PlatformID, s.Tenant.Env, s.Secret, toMicros(s.CreatedAt),
 		nullMicros(s.ExpiresAt))
@@ -697,7 +697,7 @@ func (q Q) ActiveWebhookSecrets(ctx context.Context, t Tenant, at time.Time) ([]
 // ExpireCurrentWebhookSecret gives the tenant's current secret an expiry, so
 // a new current secret can be inserted. ErrNotFound: there was none.
 func (q Q) ExpireCurrentWebhookSecret(ctx context.Context, t Tenant, at time.Time) error {
-	q.changed(settingKey{kind: settingSecrets, tenant: t})
+	defer q.changed(settingKey{kind: settingSecrets, tenant: t})
 	res, err := q.exec(ctx, `UPDATE webhook_secrets SET expires_at = ? WHERE platform_id = ? AND env = ? AND expires_at IS NULL`,
 		toMicros(at), t.PlatformID, t.Env)
 	return affectedOne(res, err)
