@@ -162,8 +162,12 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	tx := db.newTx(sqlTx)
 	// abort ends the transaction early: every request not yet answered
 	// (those that succeeded included: nothing is committed) gets err.
+	// handed: the webhook handoffs of the fns that succeeded (handoff.go),
+	// given over after the commit or back if there is none.
+	handed := db.newHandoffs()
 	abort := func(rest []*batchReq, err error) []*batchReq {
 		_ = sqlTx.Rollback()
+		handed.settle(false)
 		for _, r := range rest {
 			answer(r, err)
 		}
@@ -177,7 +181,8 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	var events []Event // the same for the outbox (outbox.go)
 	var writes []statement
 	for i, r := range batch {
-		tx.counts, tx.outbox = countDeltas{}, &outbox{}
+		fnHanded := &handoffs{reg: handed.reg}
+		tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT grp"); err != nil {
 				return abort(append(ok, batch[i:]...), classify(err))
@@ -186,6 +191,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		res := callFn(r.fn, tx)
 		switch {
 		case res.panic != nil || res.err != nil:
+			fnHanded.settle(false)
 			if single {
 				_ = sqlTx.Rollback()
 				if res.panic != nil {
@@ -217,6 +223,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			}
 			events = append(events, tx.outbox.events...)
 			writes = append(writes, tx.outbox.writes...)
+			handed.claims = append(handed.claims, fnHanded.take()...)
 		}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT grp"); err != nil {
@@ -224,12 +231,13 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			}
 		}
 	}
-	tx.counts, tx.outbox = counts, &outbox{events: events, writes: writes}
+	tx.counts, tx.outbox = counts, &outbox{events: events, writes: writes, handed: handed}
 	if err := tx.flushAtCommit(ctx); err != nil {
 		return abort(ok, err)
 	}
 	err = sqlTx.Commit()
 	db.forgetChanged(tx.staleSettings)
+	handed.settle(err == nil)
 	if err != nil {
 		err = classify(fmt.Errorf("store: commit: %w", err))
 		for _, r := range ok {

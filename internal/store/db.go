@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -40,6 +41,8 @@ type DB struct {
 	writeStmts, readStmts *stmtCache // SQLite only (stmts.go)
 
 	settings *settingsCache // settings.go
+
+	handoff atomic.Pointer[handoffReg] // handoff.go
 
 	batchOnce sync.Once
 	batch     *batcher // group commit (batch.go); nil until first used, or if disabled
@@ -211,15 +214,18 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()
+			tx.outbox.handed.settle(false)
 			panic(p)
 		}
 	}()
 	if err := tx.run(ctx, fn); err != nil {
 		_ = sqlTx.Rollback()
+		tx.outbox.handed.settle(false)
 		return err
 	}
 	err = sqlTx.Commit()
 	db.forgetChanged(tx.staleSettings) // committed or not: forgetting is always safe
+	tx.outbox.handed.settle(err == nil)
 	if err != nil {
 		return classify(fmt.Errorf("store: commit: %w", err))
 	}
@@ -227,7 +233,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 }
 
 func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
-	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}, outbox: &outbox{},
+	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}, outbox: &outbox{handed: db.newHandoffs()},
 		settings: db.settings, staleSettings: map[settingKey]struct{}{}}
 	if db.writeStmts != nil {
 		q.stmts, q.tx, q.txStmts = db.writeStmts, sqlTx, map[string]*sql.Stmt{}

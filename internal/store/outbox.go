@@ -20,9 +20,10 @@ import (
 type outbox struct {
 	events []Event
 	writes []statement
+	handed *handoffs // deliveries leased to this node's workers (handoff.go)
 }
 
-// outboxChunk bounds the rows of one INSERT (7 parameters each; SQLite
+// outboxChunk bounds the rows of one INSERT (at most 9 parameters each; SQLite
 // allows 32766 per statement).
 const outboxChunk = 500
 
@@ -71,27 +72,35 @@ func (q Q) takeEvents() []statement {
 	var out []statement
 	for len(pending) > 0 {
 		n := min(len(pending), outboxChunk)
-		out = append(out, insertEvents(pending[:n])...)
+		out = append(out, q.insertEvents(pending[:n])...)
 		pending = pending[n:]
 	}
 	return out
 }
 
-func insertEvents(es []Event) []statement {
+// insertEvents writes es and their delivery rows: leased to a worker of
+// this node where the handoff grants one, unleased for a claim otherwise.
+func (q Q) insertEvents(es []Event) []statement {
 	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
 	args := make([]any, 0, 7*len(es))
 	for _, e := range es {
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, e.Type, e.ResourceID, string(e.Envelope), toMicros(e.CreatedAt))
 	}
 	events := statement{`INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES ` + values, args}
-	values = strings.TrimSuffix(strings.Repeat("(?, ?, ?, 'PENDING', 0, ?, ?, ?), ", len(es)), ", ")
-	args = make([]any, 0, 6*len(es))
+	values = strings.TrimSuffix(strings.Repeat("(?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
+	args = make([]any, 0, 9*len(es))
+	now := q.now()
 	for _, e := range es {
 		at := toMicros(e.CreatedAt)
-		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, at, at, at)
+		var attempts int
+		var token, until any
+		if c, ok := q.outbox.handed.reserve(e, now); ok {
+			attempts, token, until = c.Attempts, c.LeaseToken, toMicros(*c.LeaseUntil)
+		}
+		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, attempts, at, at, at, token, until)
 	}
 	deliveries := statement{`INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts, window_start,
-		next_attempt_at, updated_at) VALUES ` + values, args}
+		next_attempt_at, updated_at, lease_token, lease_until) VALUES ` + values, args}
 	return []statement{events, deliveries}
 }
 

@@ -105,6 +105,10 @@ type ClaimResult struct {
 	// hold the oldest due deliveries, and it found nothing it could take
 	// behind them (or was not asked to look).
 	Blocked bool
+	// Waiting: it saw due deliveries it did not take (the limit, or
+	// tenants at their cap), so a claim made once workers free up will
+	// find work.
+	Waiting bool
 }
 
 // claimOverfetch is how many due rows a claim reads per delivery it may
@@ -153,24 +157,24 @@ func (db *DB) ClaimBatch(ctx context.Context, req ClaimRequest) (ClaimResult, er
 	var res ClaimResult
 	err := db.InTx(ctx, func(tx *Tx) error {
 		now := tx.Now()
-		picked, blocked, err := tx.pickDue(ctx, now, req)
+		picked, seen, blocked, err := tx.pickDue(ctx, now, req)
 		if err != nil {
 			return err
 		}
 		claims, err := tx.lease(ctx, picked, req.Token, now, now.Add(req.Lease))
-		res = ClaimResult{Claims: claims, Blocked: blocked}
+		res = ClaimResult{Claims: claims, Blocked: blocked, Waiting: seen > len(picked)}
 		return err
 	})
 	return res, err
 }
 
 // pickDue chooses up to req.Limit due deliveries, oldest first, at most
-// req.PerTenant per tenant counting the leases they hold. blocked: see
-// ClaimResult.
-func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (picked []Claim, blocked bool, err error) {
+// req.PerTenant per tenant counting the leases they hold; seen is how many
+// due ones it read. blocked: see ClaimResult.
+func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (picked []Claim, seen int, blocked bool, err error) {
 	held, err := tx.leasesByTenant(ctx, at, req.Finished)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	pick := func(cs []Claim) {
 		for _, c := range cs {
@@ -183,14 +187,14 @@ func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (pick
 	head := min(claimOverfetch*req.Limit, 400)
 	cs, err := tx.dueDeliveries(ctx, at, nil, nil, head)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	pick(cs)
 	if len(cs) < head || len(picked) == req.Limit {
-		return picked, false, nil
+		return picked, len(cs), false, nil
 	}
 	if !req.PastCapped {
-		return picked, true, nil
+		return picked, len(cs), true, nil
 	}
 	var capped []Tenant
 	for t, n := range held {
@@ -204,11 +208,11 @@ func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (pick
 	})
 	more, err := tx.dueDeliveries(ctx, at, &cs[len(cs)-1], capped, min(claimOverfetch*(req.Limit-len(picked)), 400))
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	before := len(picked)
 	pick(more)
-	return picked, len(picked) == before, nil
+	return picked, len(cs) + len(more), len(picked) == before, nil
 }
 
 // leasesByTenant counts each tenant's live leases, but for those of the

@@ -146,8 +146,8 @@ func TestClaim_PerTenantCapWithLargeBacklog(t *testing.T) {
 		}
 		// Every tenant with due events is at its cap or has no more.
 		for _, pastCapped := range []bool{true, false} {
-			if res := claim("w2", pastCapped); len(res.Claims) != 0 || !res.Blocked {
-				t.Fatalf("over the cap: %v (blocked %v)", ids(res.Claims), res.Blocked)
+			if res := claim("w2", pastCapped); len(res.Claims) != 0 || !res.Blocked || !res.Waiting {
+				t.Fatalf("over the cap: %v (blocked %v, waiting %v)", ids(res.Claims), res.Blocked, res.Waiting)
 			}
 		}
 		// Leases whose attempts are over (outcome not written yet) do not
@@ -159,8 +159,8 @@ func TestClaim_PerTenantCapWithLargeBacklog(t *testing.T) {
 		if err := db.Write().FinishDelivery(ctx, bIDs[0], "w1", store.DeliveryOutcome{State: store.DeliveryDelivered}); err != nil {
 			t.Fatal(err)
 		}
-		if res := claim("w4", true); fmt.Sprint(ids(res.Claims)) != fmt.Sprint([]string{bIDs[2]}) {
-			t.Fatalf("after one of b finished: %v", ids(res.Claims))
+		if res := claim("w4", true); fmt.Sprint(ids(res.Claims)) != fmt.Sprint([]string{bIDs[2]}) || !res.Waiting {
+			t.Fatalf("after one of b finished: %v (waiting %v: big's backlog is)", ids(res.Claims), res.Waiting)
 		}
 	})
 }

@@ -85,6 +85,10 @@ type Runner struct {
 	opts Options
 	send *sender
 	rec  *recorder
+	w    *workers
+	// kick wakes the dispatcher: a worker freed up, a commit handed
+	// deliveries over, or one was refused.
+	kick chan struct{}
 	// afterSend, if set (tests), runs after an attempt's HTTP exchange and
 	// before its outcome is recorded: the window in which a crash leaves the
 	// receiver served but nothing written.
@@ -99,7 +103,8 @@ func NewRunner(db *store.DB, log *slog.Logger, opts Options) *Runner {
 	}
 	return &Runner{db: db, log: log, opts: opts,
 		send: newSender(db, log, opts.RequestTimeout, opts.AllowPrivate, opts.RootCAs),
-		rec:  newRecorder(db, log, opts.Backoff)}
+		rec:  newRecorder(db, log, opts.Backoff), w: newWorkers(opts.Workers, opts.PerTenant),
+		kick: make(chan struct{}, 1)}
 }
 
 // Run delivers events and purges old ones until ctx ends, then waits for its
@@ -111,75 +116,135 @@ func Run(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) {
 	NewRunner(db, log, opts).Run(ctx)
 }
 
-// Run is the package-level Run on this runner.
+// Run is the package-level Run on this runner. While it runs, deliveries
+// of events committed through its DB are handed to it directly
+// (store.Handoff, workers.go); claims take the rest: retries, what a
+// stopped node left, and what did not fit its queue.
 func (r *Runner) Run(ctx context.Context) {
 	// Make the installation's signing key now rather than on the first
 	// delivery, so it exists (and is published) from the first start.
 	if _, err := r.send.key.get(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("webhook signing key", "error", err.Error())
 	}
+	r.w.setOpen(true)
+	unregister := r.db.SetHandoff(r, r.opts.Lease)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.maintain(ctx) })
 	wg.Go(func() { r.rec.run(ctx) })
 	r.dispatch(ctx)
+	unregister()
+	r.w.setOpen(false)
 	r.rec.close() // the workers are done: write what they finished, then stop
 	wg.Wait()
 }
 
-// dispatch claims due deliveries for free workers, in one claim for all of
-// them, and runs each in its own goroutine. It polls only while idle; a
-// finished attempt frees its worker (its outcome goes to the recorder) and
-// triggers the next claim at once.
+// Reserve implements store.Handoff.
+func (r *Runner) Reserve(t store.Tenant) bool {
+	if r.w.reserve(t) {
+		return true
+	}
+	r.poke() // it waits in the database's queue: claim it
+	return false
+}
+
+// Deliver implements store.Handoff.
+func (r *Runner) Deliver(cs []store.Claim) {
+	r.w.handed(cs)
+	r.poke()
+}
+
+// Release implements store.Handoff.
+func (r *Runner) Release(cs []store.Claim) { r.w.released(cs) }
+
+func (r *Runner) poke() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// handoffMargin: a handed-over delivery still waiting for a worker this
+// close to the end of its lease is left to expire and be claimed, so an
+// attempt never runs past its lease.
+const handoffMargin = 5 * time.Second
+
+// dispatch runs the deliveries handed over by commits as workers free up,
+// and claims due deliveries from the database: every poll interval
+// (retries come due there, and what other nodes left), at once while
+// claims keep finding work, and while deliveries that did not fit this
+// node's queue wait there. A claim takes as many as there are free workers,
+// in one transaction.
 func (r *Runner) dispatch(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	done := make(chan struct{}, r.opts.Workers)
-	inFlight := 0
+	run := func(c store.Claim) {
+		wg.Go(func() {
+			r.deliver(ctx, c)
+			r.w.done(c.Tenant)
+			r.poke()
+		})
+	}
 	// Looking past capped tenants' backlog costs as much as that backlog,
 	// so after a look that found nothing the next waits a poll interval.
 	var lookPastAt time.Time
-	busy := false // the last claim found work
+	busy := false    // the last claim found work
+	waiting := false // and left some behind
+	poll := time.NewTimer(0)
+	defer poll.Stop()
 	for {
-		more := false
-		if free := r.opts.Workers - inFlight; free > 0 {
+		look := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+			look = true
+			poll.Reset(r.opts.PollInterval)
+		case <-r.kick:
+		}
+		r.startHanded(run)
+		if !look && (busy || waiting || r.w.overflowing()) && r.w.hasFree() {
+			r.gather(ctx)
+			r.startHanded(run)
+			look = true
+		}
+		for look && ctx.Err() == nil {
+			free := r.w.takeFree()
+			if free == 0 {
+				break
+			}
 			pastCapped := !time.Now().Before(lookPastAt)
 			res, err := r.db.ClaimBatch(ctx, store.ClaimRequest{Token: newLeaseToken(), Lease: r.opts.Lease, Limit: free,
 				PerTenant: r.opts.PerTenant, Finished: r.rec.pending(), Busy: busy, PastCapped: pastCapped})
 			if err != nil && ctx.Err() == nil {
 				r.log.Warn("claim webhook deliveries", "error", err.Error())
 			}
+			r.w.claimed(res.Claims, free, err == nil && !res.Waiting)
 			if pastCapped && res.Blocked {
 				lookPastAt = time.Now().Add(r.opts.PollInterval)
 			}
 			for _, c := range res.Claims {
-				inFlight++
-				wg.Go(func() {
-					r.deliver(ctx, c)
-					done <- struct{}{}
-				})
+				run(c)
 			}
+			busy, waiting = len(res.Claims) > 0, res.Waiting
 			// A claim that took something without reaching its limit or
 			// being held back by the cap may have more due behind it.
-			more = len(res.Claims) > 0 && !res.Blocked
-			busy = len(res.Claims) > 0
+			look = busy && !res.Blocked && r.w.hasFree()
 		}
-		var poll <-chan time.Time
-		switch {
-		case ctx.Err() != nil:
+	}
+}
+
+// startHanded gives queued handed-over deliveries to free workers.
+func (r *Runner) startHanded(run func(store.Claim)) {
+	for {
+		c, ok := r.w.next()
+		if !ok {
 			return
-		case inFlight < r.opts.Workers && more:
+		}
+		if c.LeaseUntil.Sub(r.db.Now()) < r.opts.RequestTimeout+handoffMargin {
+			r.w.done(c.Tenant)
 			continue
-		case inFlight < r.opts.Workers:
-			poll = time.After(r.opts.PollInterval)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-done:
-			inFlight--
-			inFlight = r.gather(ctx, done, inFlight)
-		case <-poll:
-		}
+		run(c)
 	}
 }
 
@@ -187,22 +252,20 @@ func (r *Runner) dispatch(ctx context.Context) {
 // that one claim transaction serves them all.
 const claimLinger = 2 * time.Millisecond
 
-// gather waits up to claimLinger for more workers to finish, and returns how
-// many are still in flight.
-func (r *Runner) gather(ctx context.Context, done <-chan struct{}, inFlight int) int {
+// gather waits up to claimLinger for more workers to finish, or until all
+// have.
+func (r *Runner) gather(ctx context.Context) {
 	linger := time.NewTimer(claimLinger)
 	defer linger.Stop()
-	for inFlight > 0 {
+	for !r.w.idle() {
 		select {
-		case <-done:
-			inFlight--
+		case <-r.kick:
 		case <-linger.C:
-			return inFlight
+			return
 		case <-ctx.Done():
-			return inFlight
+			return
 		}
 	}
-	return inFlight
 }
 
 // deliver makes one attempt of a claimed delivery and hands the outcome to

@@ -1,0 +1,200 @@
+package webhooks
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
+)
+
+// An event committed while the runner runs is delivered at once, without
+// waiting for the next look at the queue: the poll interval here is an hour.
+func TestHandoff_DeliversWithoutWaitingForAPoll(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		rc := newReceiver(t, nil)
+		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
+		opts := testOptions()
+		opts.PollInterval = time.Hour
+		start(t, NewRunner(db, nil, opts))
+		time.Sleep(50 * time.Millisecond) // the start-up look is over
+		ids := map[string]bool{}
+		for range 5 {
+			ids[emit(t, db, tn, "TEST").ID] = true
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(rc.delivered()) < len(ids) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d delivered in 10s with no poll", len(rc.delivered()), len(ids))
+			}
+			time.Sleep(time.Millisecond)
+		}
+		for id := range ids {
+			if !rc.delivered()[id] {
+				t.Fatalf("%s not delivered", id)
+			}
+			drive(t, nil, 0, func() bool { return delivery(t, db, tn, id).State == store.DeliveryDelivered })
+			if d := delivery(t, db, tn, id); d.Attempts != 1 {
+				t.Fatalf("%s: %d attempts recorded, want 1", id, d.Attempts)
+			}
+		}
+		if got := len(rc.all()); got != len(ids) {
+			t.Fatalf("%d requests for %d events", got, len(ids))
+		}
+	})
+}
+
+// More events than a tenant's handoff queue holds: the rest wait in the
+// database and are claimed as workers free up, still no poll needed. The
+// tenant never has more than its cap in flight, and every event is sent
+// once.
+func TestHandoff_OverflowIsClaimedWithinTheCap(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		gate := make(chan struct{})
+		var inFlight, most atomic.Int32
+		rc := newReceiver(t, func(http.ResponseWriter, *http.Request) int {
+			n := inFlight.Add(1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			<-gate
+			inFlight.Add(-1)
+			return http.StatusOK
+		})
+		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
+		opts := testOptions() // 4 workers, 2 per tenant: a queue of 8
+		opts.PollInterval = time.Hour
+		start(t, NewRunner(db, nil, opts))
+		time.Sleep(50 * time.Millisecond)
+		const n = 30
+		for range n {
+			emit(t, db, tn, "TEST")
+		}
+		close(gate)
+		drive(t, nil, 0, func() bool { return len(rc.delivered()) == n })
+		if got := len(rc.all()); got != n {
+			t.Fatalf("%d requests for %d events", got, n)
+		}
+		if m := most.Load(); m > int32(opts.Workers/2) {
+			t.Fatalf("%d attempts of one tenant at once; the cap is %d", m, opts.Workers/2)
+		}
+	})
+}
+
+func claimOf(t store.Tenant, id string) store.Claim {
+	return store.Claim{Delivery: store.Delivery{EventID: id, Tenant: t}}
+}
+
+// The handoff's bookkeeping: reservations bounded per tenant, tenants
+// served in turn within their cap, overflow until a claim finds the queue
+// empty, nothing handed over after the runner stopped.
+func TestWorkers_HandoffBookkeeping(t *testing.T) {
+	a := store.Tenant{PlatformID: "Platform:a", Env: store.EnvSandbox}
+	b := store.Tenant{PlatformID: "Platform:b", Env: store.EnvSandbox}
+	w := newWorkers(3, 2) // queue of 8 per tenant
+	if w.reserve(a) {
+		t.Fatal("reserved before the runner opened")
+	}
+	w.setOpen(true)
+	for i := range handoffQueueFactor * 2 {
+		if !w.reserve(a) {
+			t.Fatalf("reservation %d refused", i)
+		}
+	}
+	if w.reserve(a) || !w.overflowing() {
+		t.Fatal("a ninth reservation for one tenant was accepted")
+	}
+	if w.reserve(a) {
+		t.Fatal("a tenant in overflow got a handoff")
+	}
+	if !w.reserve(b) {
+		t.Fatal("another tenant was refused")
+	}
+	var as []store.Claim
+	for i := range 8 {
+		as = append(as, claimOf(a, string(rune('a'+i))))
+	}
+	w.released(as[6:])
+	w.handed(as[:6])
+	w.handed([]store.Claim{claimOf(b, "B")})
+	// Three workers, two per tenant: a, b, a; then a is at its cap.
+	var got []string
+	for {
+		c, ok := w.next()
+		if !ok {
+			break
+		}
+		got = append(got, c.EventID)
+	}
+	if len(got) != 3 || got[0] != "a" || got[1] != "B" || got[2] != "b" {
+		t.Fatalf("started %v, want [a B b]", got)
+	}
+	w.done(a)
+	w.done(a)
+	if c, ok := w.next(); !ok || c.EventID != "c" {
+		t.Fatalf("next %v %v, want c", c, ok)
+	}
+	if n := w.takeFree(); n != 1 {
+		t.Fatalf("%d free workers for a claim, want 1", n)
+	}
+	w.claimed(nil, 1, false)
+	if !w.overflowing() {
+		t.Fatal("overflow ended by a claim that did not drain the queue")
+	}
+	w.claimed(nil, w.takeFree(), true)
+	if w.overflowing() || !w.reserve(a) {
+		t.Fatal("overflow did not end with a drained queue")
+	}
+	w.setOpen(false)
+	w.handed([]store.Claim{claimOf(a, "late")})
+	for {
+		c, ok := w.next()
+		if !ok {
+			break
+		}
+		if c.EventID == "late" || c.EventID == "d" {
+			t.Fatalf("%s started after the runner stopped", c.EventID)
+		}
+	}
+}
+
+// A short queue whose one tenant is at its cap is not "blocked" (nothing
+// lies behind it to look past) but is waiting: a runner must claim again
+// when a worker frees, or those deliveries would wait for the next poll.
+func TestClaim_WaitingWhenTheCapHoldsAShortQueue(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		newClock(db)
+		tn := store.Tenant{PlatformID: "Platform:only", Env: store.EnvSandbox}
+		eventIDs := emitMany(t, db, tn, 3)
+		claim := func(token string) store.ClaimResult {
+			t.Helper()
+			res, err := db.ClaimBatch(ctx, store.ClaimRequest{Token: token, Lease: time.Hour, Limit: 8, PerTenant: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		if res := claim("w1"); len(res.Claims) != 2 || res.Blocked || !res.Waiting {
+			t.Fatalf("first: %v (blocked %v, waiting %v)", ids(res.Claims), res.Blocked, res.Waiting)
+		}
+		if res := claim("w2"); len(res.Claims) != 0 || res.Blocked || !res.Waiting {
+			t.Fatalf("at the cap: %v (blocked %v, waiting %v)", ids(res.Claims), res.Blocked, res.Waiting)
+		}
+		for _, id := range eventIDs[:2] {
+			if err := db.Write().FinishDelivery(ctx, id, "w1", store.DeliveryOutcome{State: store.DeliveryDelivered}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res := claim("w3"); len(res.Claims) != 1 || res.Claims[0].EventID != eventIDs[2] || res.Waiting {
+			t.Fatalf("after both finished: %v (waiting %v)", ids(res.Claims), res.Waiting)
+		}
+		if res := claim("w4"); len(res.Claims) != 0 || res.Waiting {
+			t.Fatalf("empty queue: %v (waiting %v)", ids(res.Claims), res.Waiting)
+		}
+	})
+}

@@ -1,0 +1,181 @@
+package webhooks
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// handoffQueueFactor bounds the deliveries handed over and waiting for a
+// worker, per tenant, as a multiple of the per-tenant cap. Beyond it events
+// go to the queue in the database, which claims serve.
+const handoffQueueFactor = 4
+
+// workers counts one runner's delivery workers and holds the deliveries
+// handed over by commits (store.Handoff) until a worker is free. A tenant
+// never has more than perTenant attempts in flight on this node, claimed or
+// handed over (claims also count its leases in the database, which cover
+// other nodes and the handed-over deliveries waiting here).
+type workers struct {
+	mu        sync.Mutex
+	max       int
+	perTenant int
+	busy      int
+	byTenant  map[store.Tenant]int // attempts in flight
+	// Handed over: reserved by transactions not yet committed (promised),
+	// then waiting for a worker (queued), tenants taken in turn (turn).
+	promised map[store.Tenant]int
+	queued   map[store.Tenant][]store.Claim
+	turn     []store.Tenant
+	// overflow: tenants whose deliveries went to the database's queue
+	// because theirs here was full. They get no handoffs until a claim has
+	// found the queue empty, so newer events do not overtake them.
+	overflow map[store.Tenant]bool
+	open     bool // handoffs accepted (the runner is running)
+}
+
+func newWorkers(max, perTenant int) *workers {
+	return &workers{max: max, perTenant: perTenant, byTenant: map[store.Tenant]int{},
+		promised: map[store.Tenant]int{}, queued: map[store.Tenant][]store.Claim{}, overflow: map[store.Tenant]bool{}}
+}
+
+// reserve accepts one delivery of t for handoff if t's queue here has room.
+func (w *workers) reserve(t store.Tenant) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.open || w.overflow[t] {
+		return false
+	}
+	if w.promised[t]+len(w.queued[t]) >= handoffQueueFactor*w.perTenant {
+		w.overflow[t] = true
+		return false
+	}
+	w.promised[t]++
+	return true
+}
+
+// handed moves committed reservations to the queue; they are dropped if
+// the runner has stopped (their leases expire and claims take them).
+func (w *workers) handed(cs []store.Claim) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range cs {
+		w.unpromise(c.Tenant)
+		if !w.open {
+			continue
+		}
+		if len(w.queued[c.Tenant]) == 0 {
+			w.turn = append(w.turn, c.Tenant)
+		}
+		w.queued[c.Tenant] = append(w.queued[c.Tenant], c)
+	}
+}
+
+// released forgets reservations whose transaction did not commit.
+func (w *workers) released(cs []store.Claim) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range cs {
+		w.unpromise(c.Tenant)
+	}
+}
+
+func (w *workers) unpromise(t store.Tenant) {
+	if w.promised[t]--; w.promised[t] <= 0 {
+		delete(w.promised, t)
+	}
+}
+
+// next takes a queued delivery for a free worker: tenants in turn, none
+// past its cap.
+func (w *workers) next() (store.Claim, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.busy >= w.max {
+		return store.Claim{}, false
+	}
+	for i, t := range w.turn {
+		if w.byTenant[t] >= w.perTenant {
+			continue
+		}
+		q := w.queued[t]
+		c := q[0]
+		if len(q) == 1 {
+			delete(w.queued, t)
+			w.turn = slices.Delete(w.turn, i, i+1)
+		} else {
+			w.queued[t] = q[1:]
+			// To the back of the turn.
+			w.turn = append(slices.Delete(w.turn, i, i+1), t)
+		}
+		w.busy++
+		w.byTenant[t]++
+		return c, true
+	}
+	return store.Claim{}, false
+}
+
+// takeFree promises every free worker to a claim about to be made.
+func (w *workers) takeFree() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.max - w.busy
+	w.busy = w.max
+	return n
+}
+
+// claimed settles a claim that was promised took workers: one per claim
+// stays busy, the rest are free again. A claim that found the queue empty
+// ends every tenant's overflow.
+func (w *workers) claimed(cs []store.Claim, took int, drained bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.busy -= took - len(cs)
+	for _, c := range cs {
+		w.byTenant[c.Tenant]++
+	}
+	if drained {
+		clear(w.overflow)
+	}
+}
+
+// done frees the worker of one delivery of t.
+func (w *workers) done(t store.Tenant) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.busy--
+	if w.byTenant[t]--; w.byTenant[t] <= 0 {
+		delete(w.byTenant, t)
+	}
+}
+
+// overflowing says whether some deliveries wait in the database's queue
+// because this node's was full.
+func (w *workers) overflowing() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.overflow) > 0
+}
+
+func (w *workers) hasFree() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy < w.max
+}
+
+func (w *workers) idle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy == 0
+}
+
+func (w *workers) setOpen(open bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.open = open
+	if !open {
+		clear(w.queued) // their leases expire and claims take them
+		w.turn = nil
+	}
+}
