@@ -116,7 +116,7 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.Int64Var(&s.maxBodyBytes, "max-body-bytes", envInt("PAYMENTS_MAX_BODY_BYTES", 1<<20),
 		"largest JSON request body ($PAYMENTS_MAX_BODY_BYTES)")
 	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on SIGTERM")
-	fs.IntVar(&s.webhookWorkers, "webhook-workers", int(envInt("PAYMENTS_WEBHOOK_WORKERS", 8)),
+	fs.IntVar(&s.webhookWorkers, "webhook-workers", int(envInt("PAYMENTS_WEBHOOK_WORKERS", webhooks.DefaultWorkers)),
 		"webhook deliveries this node makes at once ($PAYMENTS_WEBHOOK_WORKERS)")
 	fs.BoolVar(&s.webhookPrivate, "webhook-allow-private", envBool("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", false),
 		"let production webhook endpoints resolve to loopback or private addresses ($PAYMENTS_WEBHOOK_ALLOW_PRIVATE)")

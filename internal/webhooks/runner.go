@@ -17,7 +17,8 @@ import (
 // Options configure the delivery workers of one node. Zero values take the
 // defaults.
 type Options struct {
-	// Workers is how many deliveries this node makes at once (default 8).
+	// Workers is how many deliveries this node makes at once (default 32:
+	// an attempt mostly waits on the receiver's network, not on this node).
 	Workers int
 	// PerTenant caps one tenant's deliveries in flight, so a slow receiver
 	// leaves workers for the others (default Workers/2, at least 1).
@@ -48,13 +49,18 @@ type Options struct {
 	PurgeInterval time.Duration
 }
 
+// DefaultWorkers is Options.Workers' default. With 8, one tenant's 4 could
+// not keep up with a node's own events at a few hundred transfers a second
+// (4 events each) even on loopback; see docs/benchmarks.md.
+const DefaultWorkers = 32
+
 // MinRetention is the shortest time events are kept (the events API
 // promises at least 30 days).
 const MinRetention = 30 * 24 * time.Hour
 
 func (o *Options) defaults() {
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = DefaultWorkers
 	}
 	if o.PerTenant <= 0 {
 		o.PerTenant = max(1, o.Workers/2)

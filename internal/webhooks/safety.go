@@ -142,8 +142,10 @@ func newClient(p policy, timeout time.Duration, rootCAs *x509.CertPool) *http.Cl
 		TLSHandshakeTimeout:   min(timeout, 10*time.Second),
 		ResponseHeaderTimeout: timeout,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
+		// As many as one tenant's attempts at once by default (PerTenant),
+		// so a busy receiver's connections are reused, not redialled.
+		MaxIdleConnsPerHost: DefaultWorkers / 2,
+		IdleConnTimeout:     90 * time.Second,
 	}
 	return &http.Client{
 		Transport:     tr,
