@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -62,9 +63,9 @@ func sampleReport() *Report {
 	return &Report{Engine: "sqlite", Concurrency: 8, Duration: 10, Customers: 20, Attempted: 1002, Acked: 1000, Retries: 3,
 		Throughput: 100, Latency: Latency{Count: 1000, P50: 1.5, P95: 3, P99: 4.25, Max: 9, Mean: 1.75},
 		Errors: map[string]int{"INSUFFICIENT_FUNDS": 2, "A_CODE": 1}, PeakRSS: 100 << 20, PeakRSSFrom: "VmHWM", Kills: 21,
-		Timeline: []float64{99.6, 100.4},
-		Compare:  []Comparison{{Name: "pgbench", TPS: 50, Ratio: 2}},
-		Checks:   []CheckResult{{Name: "ok one", Pass: true}, {Name: "bad one", Detail: "3 things"}}}
+		Timeline: []float64{99.6, 100.4}, WebhooksReceived: 3990, WebhooksPending: 12,
+		Compare: []Comparison{{Name: "pgbench", TPS: 50, Ratio: 2}},
+		Checks:  []CheckResult{{Name: "ok one", Pass: true}, {Name: "bad one", Detail: "3 things"}}}
 }
 
 func TestReportText(t *testing.T) {
@@ -80,6 +81,7 @@ func TestReportText(t *testing.T) {
 		"errors: A_CODE=1 INSUFFICIENT_FUNDS=2",
 		"throughput every 5 s: 100 100",
 		"server peak RSS: 100.0 MiB (VmHWM)",
+		"webhooks: 3990 received during the load (3.99 per acknowledged transfer); at its end 12 pending in the database",
 		"crash mode: 21 SIGKILLs",
 		"compare pgbench: 50.0 tps; ours/theirs = 2.00",
 		"PASS ok one\n",
@@ -95,6 +97,28 @@ func TestReportText(t *testing.T) {
 	r.Checks = r.Checks[:1]
 	if r.Failed() {
 		t.Error("passing checks only")
+	}
+}
+
+// The receiver counts what it is sent.
+func TestWebhookSinkCounts(t *testing.T) {
+	url, received, stop, err := webhookSink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for range 3 {
+		resp, err := http.Post(url, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	if n := received(); n != 3 {
+		t.Fatalf("received %d, want 3", n)
 	}
 }
 

@@ -65,6 +65,24 @@ func openDBChecker(ctx context.Context, dbURL string) (*dbChecker, error) {
 	return c, nil
 }
 
+// pendingDeliveries counts the webhook deliveries not yet made (state
+// PENDING), or returns -1 without a database to read.
+func pendingDeliveries(ctx context.Context, dbURL string) int64 {
+	if dbURL == "" {
+		return -1
+	}
+	db, _, err := openSQL(dbURL)
+	if err != nil {
+		return -1
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'PENDING'").Scan(&n); err != nil {
+		return -1
+	}
+	return n
+}
+
 // Close releases the checker's connections.
 func (c *dbChecker) Close() error { return c.db.Close() }
 

@@ -28,18 +28,20 @@ type setupResult struct {
 	Fundings    int
 }
 
-// webhookSink answers every delivery 200 on loopback; it returns its URL
-// and a stop function.
-func webhookSink() (string, func(), error) {
+// webhookSink answers every delivery 200 on loopback; it returns its URL,
+// a count of the requests received so far and a stop function.
+func webhookSink() (url string, received func() int64, stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
+	var n atomic.Int64
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
 		w.WriteHeader(http.StatusOK)
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // closed by stop
-	return "http://" + ln.Addr().String() + "/hook", func() { srv.Close() }, nil
+	return "http://" + ln.Addr().String() + "/hook", n.Load, func() { srv.Close() }, nil
 }
 
 // setup sets the webhook endpoint, creates n customers who accepted the

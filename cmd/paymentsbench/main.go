@@ -202,7 +202,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	}
 	c := newClient(serverURL, o.token, o.concurrency+4)
 
-	hook, stopHook, err := webhookSink()
+	hook, hooksReceived, stopHook, err := webhookSink()
 	if err != nil {
 		return 2, err
 	}
@@ -233,10 +233,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	logf("load: %d clients for %s", o.concurrency, o.duration)
 	loadStart := time.Now().Add(-time.Second)
 	pgBefore, havePg := readPgCounters(ctx, o.db)
+	hooksBefore := hooksReceived()
 	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount, o.fx)
 	stopCrash()
 	rep.Kills = <-killsc
 	loadEnd := time.Now()
+	rep.WebhooksReceived = hooksReceived() - hooksBefore
+	rep.WebhooksPending = pendingDeliveries(ctx, o.db)
 	if havePg {
 		time.Sleep(1100 * time.Millisecond) // pg_stat flush
 		if pgAfter, ok := readPgCounters(ctx, o.db); ok {

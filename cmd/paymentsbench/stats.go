@@ -95,6 +95,11 @@ type Report struct {
 	Checks        []CheckResult  `json:"checks,omitempty"`
 	Compare       []Comparison   `json:"compare,omitempty"`
 	Timeline      []float64      `json:"throughputEvery5s,omitempty"`
+	// Webhooks: the deliveries the tool's receiver got during the load,
+	// and those still pending in the database when it ended (-1: no -db).
+	// The server's transfer rate is sustainable only if deliveries keep up.
+	WebhooksReceived int64 `json:"webhooksReceivedDuringLoad"`
+	WebhooksPending  int64 `json:"webhooksPendingAtLoadEnd"`
 	// PGPerTransfer is pg_stat_database's growth per acknowledged transfer.
 	PGPerTransfer map[string]float64 `json:"postgresPerTransfer,omitempty"`
 	Reads         *readLatency       `json:"reads,omitempty"`
@@ -141,6 +146,14 @@ func (r *Report) WriteText(w io.Writer) {
 			parts[i] = fmt.Sprintf("%.0f", v)
 		}
 		fmt.Fprintf(w, "throughput every 5 s: %s\n", strings.Join(parts, " "))
+	}
+	if r.Acked > 0 {
+		pending := "not read (no -db)"
+		if r.WebhooksPending >= 0 {
+			pending = fmt.Sprintf("%d pending in the database", r.WebhooksPending)
+		}
+		fmt.Fprintf(w, "webhooks: %d received during the load (%.2f per acknowledged transfer); at its end %s\n",
+			r.WebhooksReceived, float64(r.WebhooksReceived)/float64(r.Acked), pending)
 	}
 	if len(r.PGPerTransfer) > 0 {
 		keys := make([]string, 0, len(r.PGPerTransfer))
