@@ -83,6 +83,36 @@ func TestRecord_BatchWithAStaleLease(t *testing.T) {
 	})
 }
 
+// Outcomes are written through the group commit where there is one
+// (SQLite's single writer): they share the transfers' commits instead of
+// taking the writer for one of their own.
+func TestRecord_SharesTheGroupCommit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		c := newClock(db)
+		tn := store.Tenant{PlatformID: "Platform:a", Env: store.EnvSandbox}
+		e := emit(t, db, tn, "TEST")
+		cs, err := db.ClaimDeliveries(ctx, "w", time.Hour, 1, 10)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("%v %v", ids(cs), err)
+		}
+		before := db.BatchStats().Transactions
+		ok := outcome{At: c.Now(), URL: "http://receiver/hook", Status: 200, Latency: time.Millisecond}
+		if _, err := record(ctx, db, DefaultBackoff, []finished{{claim: cs[0], out: ok}}); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0) // PostgreSQL: no group commit unless configured
+		if db.Engine() == store.SQLite {
+			want = 1
+		}
+		if got := db.BatchStats().Transactions - before; got != want {
+			t.Fatalf("%d group-commit callers for one record, want %d", got, want)
+		}
+		if d := delivery(t, db, tn, e.ID); d.State != store.DeliveryDelivered {
+			t.Fatalf("%+v", d)
+		}
+	})
+}
+
 // Stopping the runner writes the attempts that had finished, in one batch,
 // before Run returns; until then their deliveries stay leased, and the
 // per-tenant cap does not count them, since they occupy no worker.

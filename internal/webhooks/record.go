@@ -49,7 +49,13 @@ func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]r
 		}
 	}
 	var out []recorded
-	err := db.InTx(ctx, func(tx *store.Tx) error {
+	// In a group commit (SQLite) the outcomes share the transfers' commit
+	// instead of taking the one writer for a commit of their own. The
+	// statements must not be cancelled part way (they share a transaction
+	// with other callers); ctx bounds only the wait for a place in it.
+	stmtCtx := context.WithoutCancel(ctx)
+	err := db.InBatchTx(ctx, func(tx *store.Tx) error {
+		ctx := stmtCtx
 		if err := tx.InsertAttempts(ctx, attempts); err != nil {
 			return err
 		}
