@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -24,6 +23,9 @@ const (
 // needs no shards, the ledger already serialises a customer's transfers on
 // its balance row.
 const countShards = 8
+
+// countTurn picks the shard of a transaction's increments (turn.go).
+var countTurn = newTurn()
 
 type countKey struct{ platformID, env, scope string }
 
@@ -89,7 +91,7 @@ func (q Q) takeCounts() (statement, bool) {
 		shard int
 		n     int64
 	}
-	shard := rand.IntN(countShards)
+	shard := countTurn.next(countShards)
 	rows := make([]row, 0, len(q.counts))
 	for k, n := range q.counts {
 		r := row{countKey: k, n: n}

@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"math/rand/v2"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -22,16 +20,12 @@ import (
 // and the fast path holds at most one, so they cannot deadlock each other.
 const volumeShards = 8
 
-// volumeTurn picks the shard: this process's executions take the shards in
-// turn, so those running at the same time hold different rows. A random pick
-// made two of eight concurrent executions share a row more often than not
-// (PostgreSQL's wait events showed the fast path's UPDATE as the commonest
-// lock wait); several nodes each start at a random shard.
-var volumeTurn atomic.Uint32
+// volumeTurn picks the shard (turn.go). PostgreSQL's wait events showed
+// the fast path's UPDATE as the commonest lock wait while the pick was
+// random.
+var volumeTurn = newTurn()
 
-func init() { volumeTurn.Store(rand.Uint32()) }
-
-func nextVolumeShard() int { return int(volumeTurn.Add(1) % volumeShards) }
+func nextVolumeShard() int { return volumeTurn.next(volumeShards) }
 
 func utcDay(at time.Time) int64 { return toMicros(at) / int64(24*time.Hour/time.Microsecond) }
 
