@@ -12,16 +12,16 @@ import (
 // took as much server time as a transfer's inserts, and on SQLite every
 // claim was a commit of the one writer. The webhook runner registers itself
 // (SetHandoff). As the outbox writes an event's delivery row it asks the
-// runner for a worker; a row granted one goes in already leased to it
+// runner to take it; a row the runner takes goes in already leased to it
 // (attempts 1, as a claim leaves it), and once the transaction has committed
-// the runner gets the claims. Rows granted nothing go in unleased and wait
+// the runner gets the claims. Rows it does not take go in unleased and wait
 // for a claim, as before; a transaction that does not commit gives its
-// grants back. If the node dies between the commit and the attempt, the
+// reservations back. If the node dies between the commit and the attempt, the
 // lease expires and a claim takes the row: at least once, as with claims.
 type Handoff interface {
-	// Reserve asks for a worker for one delivery of t, now. It is called
-	// inside the transaction (on SQLite, by the one writer), so it must not
-	// block.
+	// Reserve asks the runner to take one delivery of t once committed. It
+	// is called inside the transaction (on SQLite, by the one writer), so it
+	// must not block.
 	Reserve(t Tenant) bool
 	// Deliver passes the reserved deliveries whose transaction committed.
 	Deliver(cs []Claim)
@@ -53,8 +53,8 @@ type handoffs struct {
 	claims []Claim
 }
 
-// reserve asks for a worker for e; if granted, it returns the claim the row
-// is written as.
+// reserve asks the handoff to take e's delivery; if it does, it returns
+// the claim the row is written as.
 func (hs *handoffs) reserve(e Event, now time.Time) (Claim, bool) {
 	if hs == nil || hs.reg == nil || !hs.reg.h.Reserve(e.Tenant) {
 		return Claim{}, false

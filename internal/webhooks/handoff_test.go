@@ -198,3 +198,20 @@ func TestClaim_WaitingWhenTheCapHoldsAShortQueue(t *testing.T) {
 		}
 	})
 }
+
+// Once the runner has stopped, events wait in the database, unleased, for a
+// claim by whichever node runs next.
+func TestHandoff_StopsWithTheRunner(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		rc := newReceiver(t, nil)
+		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
+		stop := start(t, NewRunner(db, nil, testOptions()))
+		stop()
+		e := emit(t, db, tn, "TEST")
+		if d := delivery(t, db, tn, e.ID); d.LeaseUntil != nil || d.LeaseToken != "" || d.Attempts != 0 {
+			t.Fatalf("handed over to a stopped runner: %+v", d)
+		}
+		start(t, NewRunner(db, nil, testOptions()))
+		drive(t, nil, 0, func() bool { return rc.delivered()[e.ID] })
+	})
+}

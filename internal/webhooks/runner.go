@@ -134,13 +134,18 @@ func (r *Runner) Run(ctx context.Context) {
 	}
 	r.w.setOpen(true)
 	unregister := r.db.SetHandoff(r, r.opts.Lease)
+	// Stopping: from the moment ctx ends, new events wait in the database
+	// for a claim (by another node, or this one after a restart) instead of
+	// in this runner's memory while it drains its attempts.
+	var once sync.Once
+	stopHandoffs := func() { once.Do(func() { unregister(); r.w.setOpen(false) }) }
+	context.AfterFunc(ctx, stopHandoffs)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.maintain(ctx) })
 	wg.Go(func() { r.rec.run(ctx) })
 	r.dispatch(ctx)
-	unregister()
-	r.w.setOpen(false)
-	r.rec.close() // the workers are done: write what they finished, then stop
+	stopHandoffs() // done, or wait until done
+	r.rec.close()  // the workers are done: write what they finished, then stop
 	wg.Wait()
 }
 
@@ -194,7 +199,7 @@ func (r *Runner) dispatch(ctx context.Context) {
 	// so after a look that found nothing the next waits a poll interval.
 	var lookPastAt time.Time
 	busy := false    // the last claim found work
-	waiting := false // and left some behind
+	waiting := false // the last claim saw due deliveries it did not take
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
