@@ -215,3 +215,41 @@ func TestHandoff_OneRegistration(t *testing.T) {
 		}
 	})
 }
+
+// A hand-over that never started gives its lease back, uncounted, while its
+// token still holds the row; a claim then takes it at once.
+func TestHandoff_ReleaseLeases(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h := &fakeHandoff{}
+		clearH := db.SetHandoff(h, time.Hour)
+		kept, released := queued(1), queued(2)
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.QueueEvent(kept); err != nil {
+				return err
+			}
+			return tx.QueueEvent(released)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		clearH()
+		if len(h.delivered) != 2 {
+			t.Fatalf("%d handed over", len(h.delivered))
+		}
+		stale := h.delivered[0] // kept's claim, with a token that no longer holds it
+		stale.LeaseToken = "someone-else"
+		if err := db.Write().ReleaseLeases(ctx, []store.Claim{stale, h.delivered[1]}); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := db.Read().GetDelivery(ctx, outboxTenant, kept.ID, false); d.LeaseUntil == nil || d.Attempts != 1 {
+			t.Fatalf("released with a token that did not hold it: %+v", d)
+		}
+		d, _ := db.Read().GetDelivery(ctx, outboxTenant, released.ID, false)
+		if d.LeaseUntil != nil || d.LeaseToken != "" || d.Attempts != 0 || d.State != store.DeliveryPending {
+			t.Fatalf("not released: %+v", d)
+		}
+		got, err := db.ClaimDeliveries(ctx, "next", time.Minute, 10, 10)
+		if err != nil || len(got) != 1 || got[0].EventID != released.ID || got[0].Attempts != 1 {
+			t.Fatalf("claim %+v %v", got, err)
+		}
+	})
+}

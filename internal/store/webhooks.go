@@ -431,6 +431,29 @@ func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, 
 	return done, classify(rows.Err())
 }
 
+// ReleaseLeases gives back the leases of claims whose attempts never
+// started (a stopping runner's hand-overs): each row, while its claim's
+// token still holds it, becomes unleased with the attempt uncounted, so a
+// claim can take it at once.
+func (q Q) ReleaseLeases(ctx context.Context, cs []Claim) error {
+	for len(cs) > 0 {
+		n := min(len(cs), outboxChunk)
+		args := []any{toMicros(q.Now())}
+		values := make([]string, n)
+		for i, c := range cs[:n] {
+			values[i] = "(?, ?)"
+			args = append(args, c.EventID, c.LeaseToken)
+		}
+		if _, err := q.exec(ctx, `UPDATE webhook_deliveries AS d SET lease_token = NULL, lease_until = NULL,
+			attempts = d.attempts - 1, updated_at = ? FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+			WHERE d.event_id = v.column1 AND d.lease_token = v.column2 AND d.state = 'PENDING'`, args...); err != nil {
+			return err
+		}
+		cs = cs[n:]
+	}
+	return nil
+}
+
 // RestartDelivery makes an event's delivery PENDING and due now, with a new
 // retry window, unless an attempt is in flight (ErrConflict). An event
 // without a delivery row gets one.

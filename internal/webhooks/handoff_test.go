@@ -215,3 +215,47 @@ func TestHandoff_StopsWithTheRunner(t *testing.T) {
 		drive(t, nil, 0, func() bool { return rc.delivered()[e.ID] })
 	})
 }
+
+// A runner that stops gives back the hand-overs it had not started, so they
+// need not wait out their leases; the attempt in flight keeps its lease, as
+// after a crash.
+func TestHandoff_StopReleasesWhatDidNotStart(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		gate := make(chan struct{})
+		var got atomic.Int32
+		rc := newReceiver(t, func(_ http.ResponseWriter, r *http.Request) int {
+			got.Add(1)
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+			}
+			return http.StatusOK
+		})
+		t.Cleanup(func() { close(gate) }) // before the receiver closes
+		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
+		opts := testOptions()
+		opts.Workers, opts.PollInterval = 2, time.Hour // one at a time for the tenant, a queue of 4
+		stop := start(t, NewRunner(db, nil, opts))
+		time.Sleep(50 * time.Millisecond)
+		var ids []string
+		for range 4 {
+			ids = append(ids, emit(t, db, tn, "TEST").ID)
+		}
+		drive(t, nil, 0, func() bool { return got.Load() == 1 })
+		stop()
+		leased := 0
+		for _, id := range ids {
+			d := delivery(t, db, tn, id)
+			switch {
+			case d.LeaseUntil != nil && d.Attempts == 1:
+				leased++
+			case d.LeaseUntil == nil && d.Attempts == 0 && d.State == store.DeliveryPending:
+			default:
+				t.Fatalf("%s: %+v", id, d)
+			}
+		}
+		if leased != 1 {
+			t.Fatalf("%d deliveries still leased after the stop, want the one in flight", leased)
+		}
+	})
+}

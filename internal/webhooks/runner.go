@@ -136,9 +136,16 @@ func (r *Runner) Run(ctx context.Context) {
 	unregister := r.db.SetHandoff(r, r.opts.Lease)
 	// Stopping: from the moment ctx ends, new events wait in the database
 	// for a claim (by another node, or this one after a restart) instead of
-	// in this runner's memory while it drains its attempts.
+	// in this runner's memory while it drains its attempts; those handed
+	// over and not started are unleased, so they need not wait for their
+	// leases to expire.
 	var once sync.Once
-	stopHandoffs := func() { once.Do(func() { unregister(); r.w.setOpen(false) }) }
+	stopHandoffs := func() {
+		once.Do(func() {
+			unregister()
+			r.releaseLeases(ctx, r.w.setOpen(false))
+		})
+	}
 	context.AfterFunc(ctx, stopHandoffs)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.maintain(ctx) })
@@ -147,6 +154,19 @@ func (r *Runner) Run(ctx context.Context) {
 	stopHandoffs() // done, or wait until done
 	r.rec.close()  // the workers are done: write what they finished, then stop
 	wg.Wait()
+}
+
+// releaseLeases gives back the leases of hand-overs that never started.
+// It runs as the runner stops, so it does not take ctx's cancellation.
+func (r *Runner) releaseLeases(ctx context.Context, cs []store.Claim) {
+	if len(cs) == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := r.db.Write().ReleaseLeases(wctx, cs); err != nil {
+		r.log.Warn("release webhook leases; they expire instead", "count", len(cs), "error", err.Error())
+	}
 }
 
 // Reserve implements store.Handoff.

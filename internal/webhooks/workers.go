@@ -170,12 +170,18 @@ func (w *workers) idle() bool {
 	return w.busy == 0
 }
 
-func (w *workers) setOpen(open bool) {
+// setOpen opens or closes the runner to hand-overs; closing returns the
+// handed-over deliveries that had not started.
+func (w *workers) setOpen(open bool) (dropped []store.Claim) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.open = open
 	if !open {
-		clear(w.queued) // their leases expire and claims take them
+		for _, t := range w.turn {
+			dropped = append(dropped, w.queued[t]...)
+		}
+		clear(w.queued)
 		w.turn = nil
 	}
+	return dropped
 }
