@@ -9,8 +9,8 @@ import (
 // Handoff lets the node that commits an event deliver it at once, without
 // claiming it. A claim is a transaction of its own that reads the queue,
 // locks rows and leases them: under load on PostgreSQL its queue read alone
-// took as much server time as a transfer's inserts, and on SQLite every
-// claim was a commit of the one writer. The webhook runner registers itself
+// took nearly as much server time as a transfer's inserts, and on SQLite
+// every claim was a commit of the one writer. The webhook runner registers itself
 // (SetHandoff). As the outbox writes an event's delivery row it asks the
 // runner to take it; a row the runner takes goes in already leased to it
 // (attempts 1, as a claim leaves it), and once the transaction has committed
