@@ -218,12 +218,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go api.RunCustomerJobs(ctx)               // bulk customer imports, removal of unreferenced document files
 	go api.RunQuoteExpiry(ctx, 5*time.Second) // PENDING quotes past expiresAt become EXPIRED
 	go api.RunPaymentDocumentWork(ctx)        // removal of attached, expired and abandoned payment-document files
+	// Listening first: the webhook runner's node identity includes the
+	// address, which no other live process can then hold.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
 	// Waited for on shutdown: the runner writes its finished attempts before
 	// it returns (the database closes after).
 	hooksDone := make(chan struct{})
 	go func() {
 		defer close(hooksDone)
-		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate})
+		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate,
+			NodeID: nodeID(ln.Addr().String())})
 	}()
 	// Rail settlement, failures and returns; PAYMENTS_SANDBOX_CLOCK_FACTOR scales sandbox rail time (docs/sandbox.md).
 	rails.SetClockFactor(envFloat("PAYMENTS_SANDBOX_CLOCK_FACTOR", rails.DefaultClockFactor))
@@ -233,10 +240,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := servePprof(ctx, cfg.pprofAddr, log); err != nil {
 			return err
 		}
-	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
 	}
 	srv := &http.Server{
 		Handler:           api,
@@ -271,6 +274,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// nodeID names this process in webhook lease tokens: $PAYMENTS_NODE_ID, or
+// the host name and the address it listens on, which only one live process
+// holds at a time, so that a restart after a crash takes back its
+// predecessor's leases (webhooks.Options.NodeID).
+func nodeID(listenAddr string) string {
+	if id := os.Getenv("PAYMENTS_NODE_ID"); id != "" {
+		return id
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "" // no identity: leases expire instead
+	}
+	return host + "/" + listenAddr
 }
 
 func platformsCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 )
 
@@ -65,5 +66,19 @@ func TestPprofFlag(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("pprof cmdline: %d", res.StatusCode)
+	}
+}
+
+// The webhook node identity: the override, else the host name and the
+// listening address.
+func TestNodeID(t *testing.T) {
+	t.Setenv("PAYMENTS_NODE_ID", "")
+	got := nodeID("127.0.0.1:8080")
+	if host, err := os.Hostname(); err == nil && host != "" && got != host+"/127.0.0.1:8080" {
+		t.Fatalf("nodeID = %q, want %q", got, host+"/127.0.0.1:8080")
+	}
+	t.Setenv("PAYMENTS_NODE_ID", "node-7")
+	if got := nodeID("127.0.0.1:8080"); got != "node-7" {
+		t.Fatalf("override: %q", got)
 	}
 }

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"crypto/rand"
-	"encoding/hex"
-	"time"
-)
+import "time"
 
 // Handoff lets the node that commits an event deliver it at once, without
 // claiming it. A claim is a transaction of its own that reads the queue,
@@ -27,6 +23,8 @@ type Handoff interface {
 	Deliver(cs []Claim)
 	// Release gives back reservations whose transaction did not commit.
 	Release(cs []Claim)
+	// LeaseToken makes the lease token of one transaction's hand-overs.
+	LeaseToken() string
 }
 
 type handoffReg struct {
@@ -60,9 +58,7 @@ func (hs *handoffs) reserve(e Event, now time.Time) (Claim, bool) {
 		return Claim{}, false
 	}
 	if hs.token == "" {
-		b := make([]byte, 16)
-		_, _ = rand.Read(b)
-		hs.token = hex.EncodeToString(b)
+		hs.token = hs.reg.h.LeaseToken()
 	}
 	until := now.Add(hs.reg.lease).Truncate(time.Microsecond)
 	c := Claim{Event: e, Delivery: Delivery{EventID: e.ID, Tenant: e.Tenant, State: DeliveryPending, Attempts: 1,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
@@ -40,6 +41,8 @@ func (f *fakeHandoff) Release(cs []store.Claim) {
 	defer f.mu.Unlock()
 	f.released = append(f.released, cs...)
 }
+
+func (f *fakeHandoff) LeaseToken() string { return id.New("Lease") }
 
 func (f *fakeHandoff) counts() (reserved, delivered, released int) {
 	f.mu.Lock()
@@ -250,6 +253,46 @@ func TestHandoff_ReleaseLeases(t *testing.T) {
 		got, err := db.ClaimDeliveries(ctx, "next", time.Minute, 10, 10)
 		if err != nil || len(got) != 1 || got[0].EventID != released.ID || got[0].Attempts != 1 {
 			t.Fatalf("claim %+v %v", got, err)
+		}
+	})
+}
+
+// A restarted node takes back its predecessor's leases by their token's
+// prefix, compared as text (no pattern characters), and no one else's.
+func TestHandoff_ReleaseLeasesOf(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		var es []store.Event
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i := range 3 {
+				es = append(es, queued(i))
+				if err := tx.QueueEvent(es[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i, token := range []string{"a_b%|dead", "aXbY|other", "a_b%|dead2"} {
+			if err := db.Write().LeaseDelivery(ctx, outboxTenant, es[i].ID, token, time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := db.Write().ReleaseLeasesOf(ctx, "a_b%|")
+		if err != nil || n != 2 {
+			t.Fatalf("released %d (%v), want 2", n, err)
+		}
+		for i, want := range []bool{false, true, false} {
+			d, err := db.Read().GetDelivery(ctx, outboxTenant, es[i].ID, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (d.LeaseUntil != nil) != want || d.Attempts != 1 {
+				t.Fatalf("event %d: leased %v, want %v (attempts %d stay counted)", i, d.LeaseUntil != nil, want, d.Attempts)
+			}
+		}
+		if _, err := db.Write().ReleaseLeasesOf(ctx, ""); err == nil {
+			t.Fatal("an empty prefix would release every lease")
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Delivery states. PENDING rows are the queue; the others are final until a
@@ -452,6 +453,26 @@ func (q Q) ReleaseLeases(ctx context.Context, cs []Claim) error {
 		cs = cs[n:]
 	}
 	return nil
+}
+
+// ReleaseLeasesOf gives back every live lease whose token begins with
+// prefix, and reports how many: a node that restarts after a crash releases
+// those of its predecessor, which would otherwise wait out their leases and
+// count against their tenants' caps meanwhile. The attempts stay counted
+// (one may have started). Only a node that knows no live node shares its
+// prefix may call it.
+func (q Q) ReleaseLeasesOf(ctx context.Context, prefix string) (int64, error) {
+	if prefix == "" {
+		return 0, errors.New("store: ReleaseLeasesOf needs a prefix")
+	}
+	res, err := q.exec(ctx, `UPDATE webhook_deliveries SET lease_token = NULL, lease_until = NULL, updated_at = ?
+		WHERE lease_until IS NOT NULL AND state = 'PENDING' AND substr(lease_token, 1, ?) = ?`,
+		toMicros(q.Now()), utf8.RuneCountInString(prefix), prefix)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return n, classify(err)
 }
 
 // RestartDelivery makes an event's delivery PENDING and due now, with a new

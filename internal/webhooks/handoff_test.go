@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,6 +102,10 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 		t.Fatal("reserved before the runner opened")
 	}
 	w.setOpen(true)
+	if w.reserve(a) || !w.overflowing() {
+		t.Fatal("a hand-over before the first look at the queue (there may be a backlog)")
+	}
+	w.claimed(nil, w.takeFree(), true) // the first look found the queue empty
 	for i := range handoffQueueFactor * 2 {
 		if !w.reserve(a) {
 			t.Fatalf("reservation %d refused", i)
@@ -256,6 +261,76 @@ func TestHandoff_StopReleasesWhatDidNotStart(t *testing.T) {
 		}
 		if leased != 1 {
 			t.Fatalf("%d deliveries still leased after the stop, want the one in flight", leased)
+		}
+	})
+}
+
+// A runner with a node identity takes back, as it starts, the leases its
+// crashed predecessor held, instead of waiting for them to expire; a runner
+// of another identity leaves them.
+func TestRunner_RestartTakesBackItsPredecessorsLeases(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		rc := newReceiver(t, nil)
+		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
+		e := emit(t, db, tn, "TEST")
+		// The predecessor claimed it and died.
+		if cs, err := db.ClaimDeliveries(ctx, "node-1|dead", time.Hour, 10, 10); err != nil || len(cs) != 1 {
+			t.Fatalf("%v %v", ids(cs), err)
+		}
+		opts := testOptions()
+		opts.PollInterval = time.Hour
+		opts.NodeID = "node-2"
+		stop := start(t, NewRunner(db, nil, opts))
+		time.Sleep(100 * time.Millisecond)
+		stop()
+		if len(rc.all()) != 0 || delivery(t, db, tn, e.ID).LeaseToken != "node-1|dead" {
+			t.Fatal("another node's lease was taken back")
+		}
+		opts.NodeID = "node-1"
+		start(t, NewRunner(db, nil, opts))
+		drive(t, nil, 0, func() bool { return rc.delivered()[e.ID] })
+		d := delivery(t, db, tn, e.ID)
+		drive(t, nil, 0, func() bool { d = delivery(t, db, tn, e.ID); return d.State == store.DeliveryDelivered })
+		if d.Attempts != 2 {
+			t.Fatalf("attempts %d, want 2 (the predecessor's counts: it may have sent it)", d.Attempts)
+		}
+	})
+}
+
+// A runner that starts on a backlog (left by a crashed or stopped node)
+// works through it by claims before it takes hand-overs, so newer events do
+// not overtake the older ones: a later event goes out with the last of the
+// backlog at the earliest (attempts of one tenant run up to its cap at
+// once, so their arrival order within a claim is not fixed).
+func TestHandoff_BacklogFirstAfterAStart(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		var mu sync.Mutex
+		var order []string
+		rc := newReceiver(t, func(_ http.ResponseWriter, r *http.Request) int {
+			mu.Lock()
+			order = append(order, r.Header.Get("webhook-id"))
+			mu.Unlock()
+			return http.StatusOK
+		})
+		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
+		backlog := map[string]bool{}
+		for range 20 {
+			backlog[emit(t, db, tn, "TEST").ID] = true
+		}
+		opts := testOptions()
+		opts.PollInterval = time.Hour
+		start(t, NewRunner(db, nil, opts))
+		// Once the first backlog attempt is made the runner takes
+		// hand-overs, or would.
+		drive(t, nil, 0, func() bool { return len(rc.all()) > 0 })
+		later := emit(t, db, tn, "TEST")
+		drive(t, nil, 0, func() bool { return len(rc.delivered()) == len(backlog)+1 })
+		mu.Lock()
+		defer mu.Unlock()
+		for i, id := range order {
+			if id == later.ID && i < len(backlog)+1-opts.Workers/2 {
+				t.Fatalf("the later event went out %dth, ahead of the backlog of %d", i+1, len(backlog))
+			}
 		}
 	})
 }

@@ -40,6 +40,13 @@ type Options struct {
 	// RootCAs, if set, replaces the system roots for verifying receivers'
 	// TLS certificates (a private CA).
 	RootCAs *x509.CertPool
+	// NodeID, if set, names this node in its lease tokens, and the runner
+	// releases the leases of that name when it starts: those of a
+	// predecessor that crashed, which would otherwise wait out their leases
+	// (and hold their tenants' caps) first. No two live nodes may share it;
+	// paymentsd uses its host name and listening address, which only one
+	// live process can hold. Empty: random tokens, nothing released.
+	NodeID string
 	// Backoff is the retry schedule (default DefaultBackoff).
 	Backoff Backoff
 	// Retention is how long events and their attempts are kept (default and
@@ -132,6 +139,14 @@ func (r *Runner) Run(ctx context.Context) {
 	if _, err := r.send.key.get(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("webhook signing key", "error", err.Error())
 	}
+	if r.opts.NodeID != "" {
+		n, err := r.db.Write().ReleaseLeasesOf(ctx, r.tokenPrefix())
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("release a previous run's webhook leases; they expire instead", "error", err.Error())
+		} else if n > 0 {
+			r.log.Info("released a previous run's webhook leases", "count", n, "node", r.opts.NodeID)
+		}
+	}
 	r.w.setOpen(true)
 	unregister := r.db.SetHandoff(r, r.opts.Lease)
 	// Stopping: from the moment ctx ends, new events wait in the database
@@ -167,6 +182,17 @@ func (r *Runner) releaseLeases(ctx context.Context, cs []store.Claim) {
 	if err := r.db.Write().ReleaseLeases(wctx, cs); err != nil {
 		r.log.Warn("release webhook leases; they expire instead", "count", len(cs), "error", err.Error())
 	}
+}
+
+// LeaseToken implements store.Handoff; claims use it too.
+func (r *Runner) LeaseToken() string { return r.tokenPrefix() + newLeaseToken() }
+
+// tokenPrefix begins every lease token of this node ("" without a NodeID).
+func (r *Runner) tokenPrefix() string {
+	if r.opts.NodeID == "" {
+		return ""
+	}
+	return r.opts.NodeID + "|"
 }
 
 // Reserve implements store.Handoff.
@@ -244,7 +270,7 @@ func (r *Runner) dispatch(ctx context.Context) {
 				break
 			}
 			pastCapped := !time.Now().Before(lookPastAt)
-			res, err := r.db.ClaimBatch(ctx, store.ClaimRequest{Token: newLeaseToken(), Lease: r.opts.Lease, Limit: free,
+			res, err := r.db.ClaimBatch(ctx, store.ClaimRequest{Token: r.LeaseToken(), Lease: r.opts.Lease, Limit: free,
 				PerTenant: r.opts.PerTenant, Finished: r.rec.pending(), Busy: busy, PastCapped: pastCapped})
 			if err != nil && ctx.Err() == nil {
 				r.log.Warn("claim webhook deliveries", "error", err.Error())

@@ -32,7 +32,12 @@ type workers struct {
 	// because theirs here was full. They get no handoffs until a claim has
 	// found the queue empty, so newer events do not overtake them.
 	overflow map[store.Tenant]bool
-	open     bool // handoffs accepted (the runner is running)
+	// unknown: this runner has not yet seen the queue empty. A node that
+	// starts may find a backlog (left by a crash, or by a stopped node), and
+	// takes no hand-overs until a claim has worked through it, for the same
+	// reason as overflow.
+	unknown bool
+	open    bool // handoffs accepted (the runner is running)
 }
 
 func newWorkers(max, perTenant int) *workers {
@@ -44,7 +49,7 @@ func newWorkers(max, perTenant int) *workers {
 func (w *workers) reserve(t store.Tenant) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.open || w.overflow[t] {
+	if !w.open || w.unknown || w.overflow[t] {
 		return false
 	}
 	if w.promised[t]+len(w.queued[t]) >= handoffQueueFactor*w.perTenant {
@@ -137,6 +142,7 @@ func (w *workers) claimed(cs []store.Claim, took int, drained bool) {
 	}
 	if drained {
 		clear(w.overflow)
+		w.unknown = false
 	}
 }
 
@@ -155,7 +161,7 @@ func (w *workers) done(t store.Tenant) {
 func (w *workers) overflowing() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.overflow) > 0
+	return len(w.overflow) > 0 || w.unknown
 }
 
 func (w *workers) hasFree() bool {
@@ -176,7 +182,9 @@ func (w *workers) setOpen(open bool) (dropped []store.Claim) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.open = open
-	if !open {
+	if open {
+		w.unknown = true
+	} else {
 		for _, t := range w.turn {
 			dropped = append(dropped, w.queued[t]...)
 		}
