@@ -223,7 +223,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			}
 			events = append(events, tx.outbox.events...)
 			writes = append(writes, tx.outbox.writes...)
-			handed.claims = append(handed.claims, fnHanded.take()...)
+			handed.keep(fnHanded)
 		}
 		if !single {
 			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT grp"); err != nil {

@@ -20,6 +20,8 @@ type Handoff interface {
 	// must not block.
 	Reserve(t Tenant) bool
 	// Deliver passes the reserved deliveries whose transaction committed.
+	// It is also called, with none, after a commit whose deliveries it
+	// refused: they are in the queue now, for a claim to find.
 	Deliver(cs []Claim)
 	// Release gives back reservations whose transaction did not commit.
 	Release(cs []Claim)
@@ -46,15 +48,20 @@ func (db *DB) SetHandoff(h Handoff, lease time.Duration) (clear func()) {
 
 // handoffs collects the reservations of one write transaction.
 type handoffs struct {
-	reg    *handoffReg
-	token  string
-	claims []Claim
+	reg     *handoffReg
+	token   string
+	claims  []Claim
+	refused bool // some delivery was not taken
 }
 
 // reserve asks the handoff to take e's delivery; if it does, it returns
 // the claim the row is written as.
 func (hs *handoffs) reserve(e Event, now time.Time) (Claim, bool) {
-	if hs == nil || hs.reg == nil || !hs.reg.h.Reserve(e.Tenant) {
+	if hs == nil || hs.reg == nil {
+		return Claim{}, false
+	}
+	if !hs.reg.h.Reserve(e.Tenant) {
+		hs.refused = true
 		return Claim{}, false
 	}
 	if hs.token == "" {
@@ -78,17 +85,23 @@ func (hs *handoffs) take() []Claim {
 	return cs
 }
 
-// settle hands the reservations over after a commit, or gives them back.
+// settle hands the reservations over after a commit (and tells of refused
+// ones), or gives them back.
 func (hs *handoffs) settle(committed bool) {
-	cs := hs.take()
-	if len(cs) == 0 {
-		return
-	}
-	if committed {
+	cs, refused := hs.take(), hs.refused
+	hs.refused = false
+	switch {
+	case committed && (len(cs) > 0 || refused):
 		hs.reg.h.Deliver(cs)
-	} else {
+	case !committed && len(cs) > 0:
 		hs.reg.h.Release(cs)
 	}
+}
+
+// keep adds what a group-commit caller's hand-overs hold to the batch's.
+func (hs *handoffs) keep(fn *handoffs) {
+	hs.claims = append(hs.claims, fn.take()...)
+	hs.refused = hs.refused || fn.refused
 }
 
 func (db *DB) newHandoffs() *handoffs {

@@ -18,6 +18,7 @@ type fakeHandoff struct {
 	mu                  sync.Mutex
 	reserved            int
 	delivered, released []store.Claim
+	deliverCalls        int
 }
 
 func (f *fakeHandoff) Reserve(t store.Tenant) bool {
@@ -33,6 +34,7 @@ func (f *fakeHandoff) Reserve(t store.Tenant) bool {
 func (f *fakeHandoff) Deliver(cs []store.Claim) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.deliverCalls++
 	f.delivered = append(f.delivered, cs...)
 }
 
@@ -96,17 +98,28 @@ func TestHandoff_GrantedDeliveryLeasedAndHandedAfterCommit(t *testing.T) {
 	})
 }
 
-// A refused delivery goes in unleased, for a claim.
+// A refused delivery goes in unleased, for a claim; after the commit the
+// handoff is told (Deliver with none), so that it claims it then, not
+// before the row exists.
 func TestHandoff_RefusedDeliveryWaitsForAClaim(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		h := &fakeHandoff{grant: func(store.Tenant) bool { return false }}
 		defer db.SetHandoff(h, time.Minute)()
 		e := queued(1)
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.QueueEvent(e) }); err != nil {
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.QueueEvent(e); err != nil {
+				return err
+			}
+			hasEventAndDelivery(t, tx.Q, e.ID) // written, so refused
+			if h.deliverCalls != 0 {
+				t.Error("told of a refusal before the commit")
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
-		if r, d, rel := h.counts(); r != 0 || d != 0 || rel != 0 {
-			t.Fatalf("reserved %d, delivered %d, released %d", r, d, rel)
+		if r, d, rel := h.counts(); r != 0 || d != 0 || rel != 0 || h.deliverCalls != 1 {
+			t.Fatalf("reserved %d, delivered %d, released %d, Deliver calls %d (want 1)", r, d, rel, h.deliverCalls)
 		}
 		got, err := db.ClaimDeliveries(ctx, "tok", time.Minute, 10, 10)
 		if err != nil || len(got) != 1 || got[0].EventID != e.ID || got[0].Attempts != 1 {
@@ -133,8 +146,8 @@ func TestHandoff_RollbackReleases(t *testing.T) {
 		if !errors.Is(err, boom) {
 			t.Fatal(err)
 		}
-		if r, d, rel := h.counts(); r != 1 || d != 0 || rel != 1 {
-			t.Fatalf("reserved %d, delivered %d, released %d; want 1, 0, 1", r, d, rel)
+		if r, d, rel := h.counts(); r != 1 || d != 0 || rel != 1 || h.deliverCalls != 0 {
+			t.Fatalf("reserved %d, delivered %d, released %d, Deliver calls %d; want 1, 0, 1, 0", r, d, rel, h.deliverCalls)
 		}
 		if hasEventAndDelivery(t, db.Read(), e.ID) {
 			t.Fatal("rolled-back event written")

@@ -99,8 +99,8 @@ type Runner struct {
 	send *sender
 	rec  *recorder
 	w    *workers
-	// kick wakes the dispatcher: a worker freed up, a commit handed
-	// deliveries over, or one was refused.
+	// kick wakes the dispatcher: a worker freed up, or a commit handed
+	// deliveries over or left refused ones in the queue.
 	kick chan struct{}
 	// afterSend, if set (tests), runs after an attempt's HTTP exchange and
 	// before its outcome is recorded: the window in which a crash leaves the
@@ -196,15 +196,10 @@ func (r *Runner) tokenPrefix() string {
 }
 
 // Reserve implements store.Handoff.
-func (r *Runner) Reserve(t store.Tenant) bool {
-	if r.w.reserve(t) {
-		return true
-	}
-	r.poke() // it waits in the database's queue: claim it
-	return false
-}
+func (r *Runner) Reserve(t store.Tenant) bool { return r.w.reserve(t) }
 
-// Deliver implements store.Handoff.
+// Deliver implements store.Handoff: after a commit, start what was handed
+// over, and claim what was refused (it is in the queue now).
 func (r *Runner) Deliver(cs []store.Claim) {
 	r.w.handed(cs)
 	r.poke()
