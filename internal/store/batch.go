@@ -160,11 +160,11 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		return redo
 	}
 	tx := db.newTx(sqlTx)
-	// abort ends the transaction early: every request not yet answered
-	// (those that succeeded included: nothing is committed) gets err.
 	// handed: the webhook handoffs of the fns that succeeded (handoff.go),
 	// given over after the commit or back if there is none.
-	handed := db.newHandoffs()
+	handed := tx.outbox.handed
+	// abort ends the transaction early: every request not yet answered
+	// (those that succeeded included: nothing is committed) gets err.
 	abort := func(rest []*batchReq, err error) []*batchReq {
 		_ = sqlTx.Rollback()
 		handed.settle(false)
