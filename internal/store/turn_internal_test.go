@@ -6,13 +6,13 @@ import "testing"
 // any n consecutive picks of one process cover every one of n shards.
 func TestTurn_ShardsTakenInTurn(t *testing.T) {
 	for name, c := range map[string]struct {
-		next   func() int
+		turn   *turn
 		shards int
 	}{
-		"daily volume":       {nextVolumeShard, volumeShards},
-		"transaction counts": {func() int { return countTurn.next(countShards) }, countShards},
+		"daily volume":       {volumeTurn, volumeShards},
+		"transaction counts": {countTurn, countShards},
 	} {
-		next, shards := c.next, c.shards
+		next, shards := func() int { return c.turn.next(c.shards) }, c.shards
 		for round := range 3 {
 			seen := map[int]bool{}
 			for range shards {

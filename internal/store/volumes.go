@@ -25,8 +25,6 @@ const volumeShards = 8
 // random.
 var volumeTurn = newTurn()
 
-func nextVolumeShard() int { return volumeTurn.next(volumeShards) }
-
 func utcDay(at time.Time) int64 { return toMicros(at) / int64(24*time.Hour/time.Microsecond) }
 
 // volumeShares splits limit into the shards' shares (the remainder to shard
@@ -59,7 +57,7 @@ func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limi
 	}
 	day := utcDay(at)
 	caps := volumeShares(limit)
-	if k := nextVolumeShard(); usd <= caps[k] {
+	if k := volumeTurn.next(volumeShards); usd <= caps[k] {
 		// A plain conditional UPDATE: on PostgreSQL a row it does not
 		// change stays unlocked (an upsert's DO UPDATE ... WHERE would lock
 		// it anyway, and the spread below would then deadlock on it). The
