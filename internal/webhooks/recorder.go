@@ -102,9 +102,7 @@ func (rec *recorder) write(ctx context.Context, batch []finished) {
 	cancel()
 	rec.mu.Lock()
 	for _, f := range batch {
-		if rec.unwritten[f.claim.EventID]--; rec.unwritten[f.claim.EventID] <= 0 {
-			delete(rec.unwritten, f.claim.EventID)
-		}
+		decrement(rec.unwritten, f.claim.EventID)
 	}
 	rec.mu.Unlock()
 	for i, f := range batch {

@@ -86,9 +86,12 @@ func (w *workers) released(cs []store.Claim) {
 	}
 }
 
-func (w *workers) unpromise(t store.Tenant) {
-	if w.promised[t]--; w.promised[t] <= 0 {
-		delete(w.promised, t)
+func (w *workers) unpromise(t store.Tenant) { decrement(w.promised, t) }
+
+// decrement counts one fewer of k in m, keeping only keys still counted.
+func decrement[K comparable](m map[K]int, k K) {
+	if m[k]--; m[k] <= 0 {
+		delete(m, k)
 	}
 }
 
@@ -151,9 +154,7 @@ func (w *workers) done(t store.Tenant) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.busy--
-	if w.byTenant[t]--; w.byTenant[t] <= 0 {
-		delete(w.byTenant, t)
-	}
+	decrement(w.byTenant, t)
 }
 
 // overflowing says whether some deliveries wait in the database's queue
