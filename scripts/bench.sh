@@ -51,11 +51,17 @@ crash() {
 }
 
 mix() {
-	# As load, with 30% of the transfers cross-currency (USD to EUR).
-	"${PB[@]}" -spawn -db "sqlite:$OUT/mix/bench.db" -customers 200 -c "$C" -d "$D" -fx 0.3 \
+	# As load and crash, with 30% of the transfers cross-currency (USD to EUR)
+	# and 20% payouts to external bank accounts (sandbox ACH, settled after
+	# the load; magic amounts fail or return about 0.6% of them).
+	"${PB[@]}" -spawn -db "sqlite:$OUT/mix/bench.db" -customers 200 -c "$C" -d "$D" -fx 0.3 -payout 0.2 \
 		-json "$OUT/mix-sqlite.json" | tee "$OUT/mix-sqlite.txt"
-	"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$C" -d "$D" -fx 0.3 \
+	"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$C" -d "$D" -fx 0.3 -payout 0.2 \
 		-json "$OUT/mix-postgres.json" | tee "$OUT/mix-postgres.txt"
+	"${PB[@]}" -spawn -db "sqlite:$OUT/mix-crash/bench.db" -customers 50 -c "$C" -d 75s -crash-every 3s -grace 180s \
+		-fx 0.3 -payout 0.2 -json "$OUT/mix-crash-sqlite.json" | tee "$OUT/mix-crash-sqlite.txt"
+	"${PB[@]}" -spawn -db "$PG/paymentsbench_crash" -customers 50 -c "$C" -d 75s -crash-every 3s -grace 180s \
+		-fx 0.3 -payout 0.2 -json "$OUT/mix-crash-postgres.json" | tee "$OUT/mix-crash-postgres.txt"
 }
 
 scale() {

@@ -229,6 +229,38 @@ func TestCheckEffects(t *testing.T) {
 	if f := all(checkEffects(acks, 0, keys, quotes, out, map[string]string{"q1": "PROCESSING", "q2": "COMPLETED"})); len(f) == 0 {
 		t.Fatal("unsettled transfer not caught")
 	}
+	// A payout of a magic amount must end FAILED (refunded), another COMPLETED.
+	payouts := []ack{{Key: "k1", QuoteID: "q1", Payout: true, Sent: 1903}, {Key: "k2", QuoteID: "q2", Payout: true, Sent: 1900}}
+	if f := all(checkEffects(payouts, 0, keys, quotes, out, map[string]string{"q1": "FAILED", "q2": "COMPLETED"})); len(f) != 0 {
+		t.Fatalf("payouts in their final status fail: %v", f)
+	}
+	if f := all(checkEffects(payouts, 0, keys, quotes, out, st)); len(f) == 0 {
+		t.Fatal("a magic-amount payout that completed not caught")
+	}
+	if f := all(checkEffects(payouts, 0, keys, quotes, out, map[string]string{"q1": "FAILED", "q2": "PROCESSING"})); len(f) == 0 {
+		t.Fatal("an unsettled payout not caught")
+	}
+}
+
+// The sandbox's magic amounts (docs/sandbox.md): 901 to 906 fail or return
+// a payout; the same digits on an internal transfer mean nothing.
+func TestFinalStatus(t *testing.T) {
+	for _, c := range []struct {
+		a    ack
+		want string
+	}{
+		{ack{Sent: 1901}, "COMPLETED"},
+		{ack{Sent: 1901, FX: true}, "COMPLETED"},
+		{ack{Sent: 1900, Payout: true}, "COMPLETED"},
+		{ack{Sent: 1901, Payout: true}, "FAILED"},
+		{ack{Sent: 906, Payout: true}, "FAILED"},
+		{ack{Sent: 1907, Payout: true}, "COMPLETED"},
+		{ack{Sent: 12901, Payout: true}, "FAILED"},
+	} {
+		if got := c.a.finalStatus(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
+		}
+	}
 }
 
 // tinyStore opens a migrated store with a default platform and a few
@@ -386,5 +418,18 @@ func TestExpectedTotals(t *testing.T) {
 	}
 	if r := got[1].check("api", got[1].want+1, nil); r.Pass || !strings.Contains(r.Detail, "+1") || !strings.Contains(r.Detail, "unresolved") {
 		t.Fatalf("%+v", r)
+	}
+	// Completed payouts leave the run's accounts; failed or returned ones
+	// are refunded in full.
+	payouts := []ack{{Amount: 10, Sent: 10}, {Payout: true, Sent: 1500}, {Payout: true, Sent: 1904}}
+	got = expectedTotals(plain, payouts, 0)
+	if len(got) != 1 || got[0].want != 2000-1500 || got[0].note != "" {
+		t.Fatalf("payout run: %+v", got)
+	}
+	if got = expectedTotals(plain, payouts, 1); got[0].note == "" {
+		t.Fatal("an unresolved request may be a payout: the figure is inexact")
+	}
+	if got = expectedTotals(plain, payouts[:1], 1); got[0].note != "" {
+		t.Fatal("without money leaving the accounts, unresolved requests change no total")
 	}
 }

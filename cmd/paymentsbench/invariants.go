@@ -271,8 +271,8 @@ func (c *dbChecker) OutgoingByQuote(ctx context.Context, since time.Time) (map[s
 }
 
 // checkEffects compares what the clients were told with what the database
-// holds: each acknowledged quote exists exactly once with one COMPLETED
-// OUTGOING transaction, each key recorded at most one quote (the one the
+// holds: each acknowledged quote exists exactly once with one OUTGOING
+// transaction in its final status (ack.finalStatus), each key recorded at most one quote (the one the
 // client saw), and no quote of the run lacks a key (an effect nobody can
 // replay). It is pure, for tests.
 func checkEffects(acks []ack, unresolved int64, keys map[string]idemRecord, quotes map[string]bool,
@@ -285,15 +285,16 @@ func checkEffects(acks []ack, unresolved int64, keys map[string]idemRecord, quot
 		}
 		out = append(out, r)
 	}
-	// Each acknowledged transfer is present exactly once and COMPLETED.
+	// Each acknowledged transfer is present exactly once, in its final status.
 	bad, ex := 0, ""
 	for _, a := range acks {
-		if !quotes[a.QuoteID] || outgoing[a.QuoteID] != 1 || status[a.QuoteID] != "COMPLETED" {
+		if !quotes[a.QuoteID] || outgoing[a.QuoteID] != 1 || status[a.QuoteID] != a.finalStatus() {
 			bad++
-			ex = fmt.Sprintf("%s (quote present %v, %d transactions, status %q)", a.QuoteID, quotes[a.QuoteID], outgoing[a.QuoteID], status[a.QuoteID])
+			ex = fmt.Sprintf("%s (quote present %v, %d transactions, status %q, want %s)", a.QuoteID, quotes[a.QuoteID],
+				outgoing[a.QuoteID], status[a.QuoteID], a.finalStatus())
 		}
 	}
-	res(fmt.Sprintf("db: each of %d acknowledged transfers present exactly once, COMPLETED", len(acks)), bad, ex)
+	res(fmt.Sprintf("db: each of %d acknowledged transfers present exactly once, in its final status", len(acks)), bad, ex)
 
 	// Each key has at most one effect, and it is the one the client saw.
 	bad, ex = 0, ""
@@ -368,12 +369,12 @@ func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, unreso
 			ex = err.Error()
 			continue
 		}
-		if tx.Status != "COMPLETED" || tx.QuoteID != acks[i].QuoteID {
+		if tx.Status != acks[i].finalStatus() || tx.QuoteID != acks[i].QuoteID {
 			bad++
 			ex = fmt.Sprintf("%s: status %s quote %s", acks[i].TransactionID, tx.Status, tx.QuoteID)
 		}
 	}
-	r := CheckResult{Name: fmt.Sprintf("api: %d sampled acknowledged transactions COMPLETED with their quote", n), Pass: bad == 0}
+	r := CheckResult{Name: fmt.Sprintf("api: %d sampled acknowledged transactions in their final status with their quote", n), Pass: bad == 0}
 	if bad > 0 {
 		r.Detail = fmt.Sprintf("%d bad, e.g. %s", bad, ex)
 	}
@@ -396,6 +397,47 @@ func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, unreso
 		out = append(out, r)
 	}
 	return out
+}
+
+// awaitPayouts polls the acknowledged payouts' transactions through the API
+// until each is in its final status or timeout has passed; it returns how
+// many are. The sandbox's ACH takes about 3 s, and a return as long again.
+func awaitPayouts(ctx context.Context, c *client, acks []ack, timeout time.Duration) (int, error) {
+	var waiting []ack
+	total := 0
+	for _, a := range acks {
+		if a.Payout {
+			waiting = append(waiting, a)
+			total++
+		}
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := waiting[:0]
+		for _, a := range waiting {
+			var tx struct {
+				Status string `json:"status"`
+			}
+			if err := c.must(ctx, "GET", "/transactions/"+a.TransactionID, nil, http.StatusOK, &tx); err != nil {
+				return total - len(waiting), err
+			}
+			if tx.Status != a.finalStatus() {
+				left = append(left, a)
+			}
+		}
+		waiting = left
+		if len(waiting) == 0 {
+			return total, nil
+		}
+		if time.Now().After(deadline) {
+			return total - len(waiting), fmt.Errorf("%d not final after %s, e.g. %s", len(waiting), timeout, waiting[0].TransactionID)
+		}
+		select {
+		case <-ctx.Done():
+			return total - len(waiting), ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // statementSum pages through an account's balance changes in a window.
@@ -442,9 +484,11 @@ type expected struct {
 }
 
 // expectedTotals: the USD accounts hold what was funded less what
-// cross-currency transfers sent (their totalSendingAmount, fees included);
-// the EUR accounts, when the run made them, what those transfers delivered.
-// Same-currency transfers move money between the run's own accounts.
+// cross-currency transfers and completed payouts sent (their
+// totalSendingAmount, fees included; a failed or returned payout is refunded
+// in full); the EUR accounts, when the run made them, what the cross-currency
+// transfers delivered. Same-currency transfers move money between the run's
+// own accounts.
 func expectedTotals(s setupResult, acks []ack, unresolved int64) []expected {
 	usd := expected{currency: "USD", want: s.TotalFunded}
 	eur := expected{currency: "EUR"}
@@ -456,20 +500,25 @@ func expectedTotals(s setupResult, acks []ack, unresolved int64) []expected {
 			fx = true
 		}
 	}
+	leaves := false // some money leaves the run's USD accounts
 	for _, a := range acks {
-		if a.FX {
+		switch {
+		case a.FX:
 			usd.want -= a.Sent
 			eur.want += a.Received
+		case a.Payout && a.finalStatus() == "COMPLETED":
+			usd.want -= a.Sent
 		}
+		leaves = leaves || a.FX || a.Payout
+	}
+	if unresolved > 0 && leaves {
+		// An unresolved cross-currency transfer or payout may have
+		// committed: its amounts are unknown to the client.
+		usd.note = fmt.Sprintf("; %d unresolved requests make this inexact", unresolved)
+		eur.note = usd.note
 	}
 	if !fx {
 		return []expected{usd}
-	}
-	if unresolved > 0 {
-		// An unresolved cross-currency transfer may have committed: its
-		// amounts are unknown to the client.
-		usd.note = fmt.Sprintf("; %d unresolved requests make this inexact", unresolved)
-		eur.note = usd.note
 	}
 	return []expected{usd, eur}
 }

@@ -13,11 +13,20 @@ import (
 )
 
 // account is a funded customer account the load moves money between; with
-// -fx the customer's EUR account too.
+// -fx the customer's EUR account too, and with -payout the customer's
+// external US bank account.
 type account struct {
-	CustomerID   string
-	AccountID    string
-	EURAccountID string
+	CustomerID        string
+	AccountID         string
+	EURAccountID      string
+	ExternalAccountID string
+}
+
+// mix is the share (0..1) of transfers of each kind besides same-currency
+// internal ones.
+type mix struct {
+	FX     float64 // USD to the other customer's EUR account
+	Payout float64 // USD to the sender's own external bank account (ACH)
 }
 
 // setupResult is what setup created.
@@ -45,13 +54,14 @@ func webhookSink() (url string, received func() int64, stop func(), err error) {
 }
 
 // setup sets the webhook endpoint, creates n customers who accepted the
-// current terms and funds each one's USD account with fund. With eur, the
-// platform supports EUR as well, so every customer also gets a EUR account
-// (the destination of cross-currency transfers).
-func setup(ctx context.Context, c *client, runID, hook string, n, workers int, fund int64, eur bool) (setupResult, error) {
+// current terms and funds each one's USD account with fund. With cross-currency
+// transfers in the mix, the platform supports EUR as well, so every customer
+// also gets a EUR account; with payouts, every customer gets an external US
+// bank account.
+func setup(ctx context.Context, c *client, runID, hook string, n, workers int, fund int64, m mix) (setupResult, error) {
 	res := setupResult{Currency: "USD"}
 	patch := map[string]any{"webhookEndpoint": hook}
-	if eur {
+	if m.FX > 0 {
 		var list []map[string]any
 		for _, code := range []string{"USD", "EUR"} {
 			list = append(list, map[string]any{"currencyCode": code, "minAmount": 1, "maxAmount": 100_000_000_000,
@@ -84,7 +94,7 @@ func setup(ctx context.Context, c *client, runID, hook string, n, workers int, f
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				a, err := setupOne(ctx, c, runID, i, terms.Type, terms.Version, fund, eur)
+				a, err := setupOne(ctx, c, runID, i, terms.Type, terms.Version, fund, m)
 				if err != nil {
 					errs <- fmt.Errorf("customer %d: %w", i, err)
 					continue
@@ -106,7 +116,7 @@ func setup(ctx context.Context, c *client, runID, hook string, n, workers int, f
 	return res, nil
 }
 
-func setupOne(ctx context.Context, c *client, runID string, i int, termsType, termsVersion string, fund int64, eur bool) (account, error) {
+func setupOne(ctx context.Context, c *client, runID string, i int, termsType, termsVersion string, fund int64, m mix) (account, error) {
 	body := map[string]any{
 		"customerType": "INDIVIDUAL", "fullName": fmt.Sprintf("Bench Customer %d", i), "birthDate": "1990-01-15",
 		"nationality": "US", "idType": "SSN", "identifier": "123-45-6789", "countryOfIssuance": "US",
@@ -132,8 +142,13 @@ func setupOne(ctx context.Context, c *client, runID string, i int, termsType, te
 	if a.AccountID, err = customerAccount(ctx, c, cust.ID, "USD"); err != nil {
 		return a, err
 	}
-	if eur {
+	if m.FX > 0 {
 		if a.EURAccountID, err = customerAccount(ctx, c, cust.ID, "EUR"); err != nil {
+			return a, err
+		}
+	}
+	if m.Payout > 0 {
+		if a.ExternalAccountID, err = externalAccount(ctx, c, runID, i, cust.ID); err != nil {
 			return a, err
 		}
 	}
@@ -146,6 +161,30 @@ func setupOne(ctx context.Context, c *client, runID string, i int, termsType, te
 		return a, fmt.Errorf("fund: %d %s", r.Status, r.Body)
 	}
 	return a, nil
+}
+
+// externalAccount creates the customer's external US bank account. The
+// account number ends in 1: the sandbox holds numbers ending in 0000 for
+// validation and fails those ending in 9999 (docs/sandbox.md).
+func externalAccount(ctx context.Context, c *client, runID string, i int, customerID string) (string, error) {
+	body := map[string]any{"customerId": customerID, "currency": "USD", "accountInfo": map[string]any{
+		"accountType": "USD_ACCOUNT", "routingNumber": "021000021", "accountNumber": fmt.Sprintf("55%07d1", i),
+		"bankAccountType": "CHECKING", "beneficiary": map[string]any{"beneficiaryType": "INDIVIDUAL", "fullName": fmt.Sprintf("Bench Customer %d", i)},
+	}}
+	r, _, err := c.doRetry(ctx, "POST", "/customers/external-accounts", body, fmt.Sprintf("%s-external-%d", runID, i))
+	if err != nil {
+		return "", err
+	}
+	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+		return "", fmt.Errorf("external account: %d %s", r.Status, r.Body)
+	}
+	var ext struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(r.Body, &ext); err != nil || ext.ID == "" {
+		return "", fmt.Errorf("external account: %d %s", r.Status, r.Body)
+	}
+	return ext.ID, nil
 }
 
 // customerAccount is the customer's internal account in currency (not a
@@ -169,7 +208,8 @@ func customerAccount(ctx context.Context, c *client, customerID, currency string
 }
 
 // ack is an acknowledged transfer: a 200 with a quote id. Sent and
-// Received are the quote's totals; FX marks a USD → EUR transfer.
+// Received are the quote's totals; FX marks a USD → EUR transfer, Payout
+// one to an external account.
 type ack struct {
 	Key            string
 	QuoteID        string
@@ -177,6 +217,26 @@ type ack struct {
 	Amount         int64
 	Sent, Received int64
 	FX             bool
+	Payout         bool
+}
+
+// payoutFails reports whether the sandbox fails a payout of this sending
+// amount: the last three digits 901 to 905 fail it, 906 has ACH return it
+// after it completed (docs/sandbox.md, "Magic amounts"). The same digits
+// mean nothing for internal transfers.
+func payoutFails(sent int64) bool {
+	r := sent % 1000
+	return r >= 901 && r <= 906
+}
+
+// finalStatus is the status an acknowledged transfer's OUTGOING transaction
+// ends in: internal transfers complete at once; payouts when the rail
+// settles them, or fail (and are refunded) on a magic amount.
+func (a ack) finalStatus() string {
+	if a.Payout && payoutFails(a.Sent) {
+		return "FAILED"
+	}
+	return "COMPLETED"
 }
 
 // loadResult is what the load loop observed.
@@ -194,11 +254,15 @@ type loadResult struct {
 
 // runLoad makes transfers between random accounts at concurrency workers
 // for d. Every transfer has its own Idempotency-Key and is retried with it
-// until the answer is definitive (or grace after d has passed). A share fx
-// of them (0..1) go to the other customer's EUR account: cross-currency,
+// until the answer is definitive (or grace after d has passed). A share
+// m.FX of them go to the other customer's EUR account: cross-currency,
 // priced at the sandbox rate with its FX fees, for 1000 cents more than a
-// same-currency one (the fees alone can exceed the smallest amounts).
-func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64, fx float64) loadResult {
+// same-currency one (the fees alone can exceed the smallest amounts). A
+// share m.Payout go to the sender's own external bank account, settled
+// later by the sandbox's ACH rail, also 1000 cents more for the rail's fees;
+// the last three digits stay uniform, so about 0.6% of them hit a magic
+// amount and fail or are returned (and refunded), which the checks expect.
+func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64, m mix) loadResult {
 	var (
 		mu        sync.Mutex
 		res       = loadResult{Errors: map[string]int{}}
@@ -251,9 +315,12 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 					j++
 				}
 				amount := 1 + rng.Int64N(maxAmount)
-				dest, isFX := accts[j].AccountID, fx > 0 && rng.Float64() < fx
-				if isFX {
-					dest, amount = accts[j].EURAccountID, 1000+amount
+				dest, isFX, isPayout := accts[j].AccountID, false, false
+				switch x := rng.Float64(); {
+				case x < m.FX:
+					dest, amount, isFX = accts[j].EURAccountID, 1000+amount, true
+				case x < m.FX+m.Payout:
+					dest, amount, isPayout = accts[i].ExternalAccountID, 1000+amount, true
 				}
 				key := fmt.Sprintf("%s-q-%d", runID, seq.Add(1))
 				body := map[string]any{
@@ -284,7 +351,7 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 					acked.Add(1)
 					lat = append(lat, el)
 					acks = append(acks, ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: amount,
-						Sent: q.TotalSendingAmount, Received: q.TotalReceivingAmount, FX: isFX})
+						Sent: q.TotalSendingAmount, Received: q.TotalReceivingAmount, FX: isFX, Payout: isPayout})
 				default:
 					errs[r.Code()]++
 				}

@@ -72,7 +72,8 @@ type options struct {
 	customers, concurrency, sample                    int
 	duration, crashEvery, grace                       time.Duration
 	fund, maxAmount                                   int64
-	fx                                                float64
+	mix                                               mix
+	settle                                            time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -92,7 +93,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.grace, "grace", 60*time.Second, "how long after -d unresolved requests keep being retried")
 	fs.Int64Var(&o.fund, "fund", 100_000_000, "amount each account is funded with (cents)")
 	fs.Int64Var(&o.maxAmount, "max-amount", 1000, "transfer amounts are uniform in 1..max-amount (cents)")
-	fs.Float64Var(&o.fx, "fx", 0, "share (0..1) of transfers that are cross-currency: USD to the other customer's EUR account")
+	fs.Float64Var(&o.mix.FX, "fx", 0, "share (0..1) of transfers that are cross-currency: USD to the other customer's EUR account")
+	fs.Float64Var(&o.mix.Payout, "payout", 0, "share (0..1) of transfers that are payouts: USD to the sender's own external bank account (sandbox ACH)")
+	fs.DurationVar(&o.settle, "settle", 90*time.Second, "with -payout, how long after the load to wait for the rail to settle every acknowledged payout")
 	fs.BoolVar(&o.check, "check", true, "check invariants after the run")
 	fs.IntVar(&o.sample, "check-sample", 500, "acknowledged transactions read back through the API (all are checked in the database)")
 	fs.DurationVar(&o.crashEvery, "crash-every", 0, "crash mode: SIGKILL and restart the spawned server at this interval")
@@ -118,8 +121,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-customers must be at least 2")
 	case o.concurrency < 1:
 		return o, errors.New("-c must be at least 1")
-	case o.fx < 0 || o.fx > 1:
+	case o.mix.FX < 0 || o.mix.FX > 1:
 		return o, errors.New("-fx is a share between 0 and 1")
+	case o.mix.Payout < 0 || o.mix.Payout > 1 || o.mix.FX+o.mix.Payout > 1:
+		return o, errors.New("-payout is a share between 0 and 1, and with -fx at most 1")
 	}
 	if o.spawn && o.token == "" {
 		o.token = "bench-" + randHex(4) + ":" + randHex(16)
@@ -210,7 +215,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 
 	logf("setup: %d customers, %d cents each", o.customers, o.fund)
 	setupStart := time.Now()
-	s, err := setup(ctx, c, runID, hook, o.customers, min(o.concurrency, 8), o.fund, o.fx > 0)
+	s, err := setup(ctx, c, runID, hook, o.customers, min(o.concurrency, 8), o.fund, o.mix)
 	if err != nil {
 		return 2, fmt.Errorf("setup: %w", err)
 	}
@@ -234,7 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	loadStart := time.Now().Add(-time.Second)
 	pgBefore, havePg := readPgCounters(ctx, o.db)
 	hooksBefore := hooksReceived()
-	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount, o.fx)
+	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix)
 	stopCrash()
 	rep.Kills = <-killsc
 	loadEnd := time.Now()
@@ -251,8 +256,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	rep.Duration = lr.Elapsed.Seconds()
 	rep.Attempted, rep.Acked, rep.Retries, rep.Unresolved = lr.Attempted, int64(len(lr.Acks)), lr.Retries, lr.Unresolved
 	for _, a := range lr.Acks {
-		if a.FX {
+		switch {
+		case a.FX:
 			rep.CrossCurrency++
+		case a.Payout:
+			rep.Payouts++
+			if a.finalStatus() == "FAILED" {
+				rep.PayoutsFailing++
+			}
 		}
 	}
 	rep.Throughput = float64(len(lr.Acks)) / lr.Elapsed.Seconds()
@@ -282,6 +293,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		end := loadEnd.Add(time.Second)
 		if wait := time.Until(end.Add(5500 * time.Millisecond)); wait > 0 {
 			time.Sleep(wait)
+		}
+		if rep.Payouts > 0 {
+			settled, err := awaitPayouts(ctx, c, lr.Acks, o.settle)
+			logf("payouts: %d of %d in their final status (%v)", settled, rep.Payouts, err)
 		}
 		logf("checking invariants")
 		rep.Checks = append(rep.Checks, apiChecks(ctx, c, s, lr.Acks, lr.Unresolved, o.sample, [2]time.Time{setupStart.Add(-time.Second), end})...)

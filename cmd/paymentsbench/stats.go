@@ -83,18 +83,23 @@ type Report struct {
 	Attempted   int64   `json:"attempted"`
 	Acked       int64   `json:"acknowledged"`
 	// CrossCurrency counts the acknowledged USD → EUR transfers (-fx).
-	CrossCurrency int64          `json:"crossCurrency,omitempty"`
-	Retries       int64          `json:"retries"`
-	Unresolved    int64          `json:"unresolved"`
-	Throughput    float64        `json:"transfersPerSecond"`
-	Latency       Latency        `json:"latency"`
-	Errors        map[string]int `json:"errorsByCode"`
-	PeakRSS       int64          `json:"serverPeakRssBytes"`
-	PeakRSSFrom   string         `json:"serverPeakRssSource,omitempty"`
-	Kills         int            `json:"kills"`
-	Checks        []CheckResult  `json:"checks,omitempty"`
-	Compare       []Comparison   `json:"compare,omitempty"`
-	Timeline      []float64      `json:"throughputEvery5s,omitempty"`
+	CrossCurrency int64 `json:"crossCurrency,omitempty"`
+	// Payouts counts the acknowledged payouts to external accounts
+	// (-payout), PayoutsFailing those the sandbox fails or returns (magic
+	// amounts) and refunds.
+	Payouts        int64          `json:"payouts,omitempty"`
+	PayoutsFailing int64          `json:"payoutsFailing,omitempty"`
+	Retries        int64          `json:"retries"`
+	Unresolved     int64          `json:"unresolved"`
+	Throughput     float64        `json:"transfersPerSecond"`
+	Latency        Latency        `json:"latency"`
+	Errors         map[string]int `json:"errorsByCode"`
+	PeakRSS        int64          `json:"serverPeakRssBytes"`
+	PeakRSSFrom    string         `json:"serverPeakRssSource,omitempty"`
+	Kills          int            `json:"kills"`
+	Checks         []CheckResult  `json:"checks,omitempty"`
+	Compare        []Comparison   `json:"compare,omitempty"`
+	Timeline       []float64      `json:"throughputEvery5s,omitempty"`
 	// Webhooks: the deliveries the tool's receiver got during the load,
 	// and those still pending in the database when it ended (-1: no -db).
 	// The server's transfer rate is sustainable only if deliveries keep up.
@@ -122,6 +127,9 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "transfers: %d attempted, %d acknowledged, %d retries, %d unresolved\n", r.Attempted, r.Acked, r.Retries, r.Unresolved)
 	if r.CrossCurrency > 0 {
 		fmt.Fprintf(w, "cross-currency (USD to EUR): %d of the acknowledged\n", r.CrossCurrency)
+	}
+	if r.Payouts > 0 {
+		fmt.Fprintf(w, "payouts (USD to external bank accounts): %d of the acknowledged, %d of them failed or returned by magic amounts\n", r.Payouts, r.PayoutsFailing)
 	}
 	fmt.Fprintf(w, "throughput: %.1f acknowledged transfers/s\n", r.Throughput)
 	fmt.Fprintf(w, "latency ms: p50 %.2f  p95 %.2f  p99 %.2f  max %.2f  mean %.2f (n=%d)\n",
