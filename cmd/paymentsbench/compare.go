@@ -61,25 +61,28 @@ func compare(ctx context.Context, o options, rep *Report, logf func(string, ...a
 	eng := engineOf(o.db)
 	if eng == "postgres" || o.compareAll {
 		logf("pgbench tpcb-like: %d clients for %s", o.concurrency, o.duration)
-		tps, note, err := runPgbench(ctx, o.pgAdmin, o.concurrency, o.duration)
+		tps, cpu, note, err := runPgbench(ctx, o.pgAdmin, o.concurrency, o.duration)
 		if err != nil {
 			note = "failed: " + err.Error()
 		}
-		out = append(out, Comparison{Name: "pgbench tpcb-like (PostgreSQL)", TPS: tps, Ratio: ratio(rep.Throughput, tps), Note: note})
+		out = append(out, Comparison{Name: "pgbench tpcb-like (PostgreSQL)", TPS: tps, Ratio: ratio(rep.Throughput, tps), Note: note,
+			MachineMs: perTx(cpu, tps, o.duration)})
 	}
 	if eng == "sqlite" || o.compareAll {
 		logf("plain SQLite loop: %d goroutines for %s", o.concurrency, o.duration)
 		dir, err := os.MkdirTemp(filepathDir(o.db), "sqliteloop-")
 		var tps float64
+		var cpu time.Duration
 		note := "WAL, synchronous=FULL, one writer connection, BEGIN IMMEDIATE; 2 UPDATEs + 1 INSERT per commit"
 		if err == nil {
-			tps, err = sqliteLoop(ctx, filepath.Join(dir, "loop.db"), o.concurrency, o.duration)
+			tps, cpu, err = sqliteLoop(ctx, filepath.Join(dir, "loop.db"), o.concurrency, o.duration)
 			os.RemoveAll(dir)
 		}
 		if err != nil {
 			note = "failed: " + err.Error()
 		}
-		out = append(out, Comparison{Name: "plain SQLite loop", TPS: tps, Ratio: ratio(rep.Throughput, tps), Note: note})
+		out = append(out, Comparison{Name: "plain SQLite loop", TPS: tps, Ratio: ratio(rep.Throughput, tps), Note: note,
+			MachineMs: perTx(cpu, tps, o.duration)})
 	}
 	return out
 }
@@ -91,6 +94,22 @@ func filepathDir(dbURL string) string {
 		return filepath.Dir(strings.TrimPrefix(path, "//"))
 	}
 	return ""
+}
+
+// machineCPU is the machine's busy CPU time so far, 0 without /proc.
+func machineCPU() time.Duration {
+	s, _ := takeCPU(nil)
+	return s.Machine
+}
+
+// perTx is machine CPU milliseconds per transaction of a baseline that ran
+// at tps for d (0 when unknown).
+func perTx(cpu time.Duration, tps float64, d time.Duration) float64 {
+	n := tps * d.Seconds()
+	if cpu <= 0 || n <= 0 {
+		return 0
+	}
+	return float64(cpu) / float64(time.Millisecond) / n
 }
 
 func ratio(ours, theirs float64) float64 {
@@ -113,40 +132,44 @@ func parsePgbenchTPS(out string) (float64, error) {
 
 // runPgbench initialises paymentsbench_pgbench (scale 10, so 10 branches:
 // at least as many as clients up to 10) and runs the built-in tpcb-like
-// script.
-func runPgbench(ctx context.Context, admin string, clients int, d time.Duration) (float64, string, error) {
+// script; cpu is the machine's CPU time during the run (not the
+// initialisation).
+func runPgbench(ctx context.Context, admin string, clients int, d time.Duration) (tps float64, cpu time.Duration, note string, err error) {
 	const name = "paymentsbench_pgbench"
 	if err := recreatePostgres(ctx, admin, name); err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	u, err := url.Parse(admin)
 	if err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	u.Path = "/" + name
 	scale := max(10, clients)
 	init := exec.CommandContext(ctx, "pgbench", "-i", "-q", "-s", strconv.Itoa(scale), u.String())
 	if b, err := init.CombinedOutput(); err != nil {
-		return 0, "", fmt.Errorf("pgbench -i: %v: %s", err, b)
+		return 0, 0, "", fmt.Errorf("pgbench -i: %v: %s", err, b)
 	}
 	secs := max(1, int(d.Seconds()))
 	cmd := exec.CommandContext(ctx, "pgbench", "-b", "tpcb-like", "-c", strconv.Itoa(clients), "-j", "2", "-T", strconv.Itoa(secs), u.String())
+	before := machineCPU()
 	b, err := cmd.CombinedOutput()
+	cpu = machineCPU() - before
 	if err != nil {
-		return 0, "", fmt.Errorf("pgbench: %v: %s", err, b)
+		return 0, 0, "", fmt.Errorf("pgbench: %v: %s", err, b)
 	}
-	tps, err := parsePgbenchTPS(string(b))
-	return tps, fmt.Sprintf("scale %d, -c %d -j 2 -T %d", scale, clients, secs), err
+	tps, err = parsePgbenchTPS(string(b))
+	return tps, cpu, fmt.Sprintf("scale %d, -c %d -j 2 -T %d", scale, clients, secs), err
 }
 
 // sqliteLoop commits one debit/credit transfer per transaction (two
 // account UPDATEs and a history INSERT) from workers goroutines through one
-// connection, in WAL with synchronous=FULL, for d; it returns commits/s.
-func sqliteLoop(ctx context.Context, path string, workers int, d time.Duration) (float64, error) {
+// connection, in WAL with synchronous=FULL, for d; it returns commits/s and
+// the machine's CPU time during the loop.
+func sqliteLoop(ctx context.Context, path string, workers int, d time.Duration) (float64, time.Duration, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
@@ -157,14 +180,14 @@ func sqliteLoop(ctx context.Context, path string, workers int, d time.Duration) 
 		fmt.Sprintf("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < %d) INSERT INTO accounts SELECT i, 1000000 FROM n", accounts),
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	var commits atomic.Int64
 	var firstErr error
 	var once sync.Once
 	stop := time.Now().Add(d)
-	start := time.Now()
+	start, before := time.Now(), machineCPU()
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -204,9 +227,9 @@ func sqliteLoop(ctx context.Context, path string, workers int, d time.Duration) 
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return 0, firstErr
+		return 0, 0, firstErr
 	}
-	return float64(commits.Load()) / time.Since(start).Seconds(), nil
+	return float64(commits.Load()) / time.Since(start).Seconds(), machineCPU() - before, nil
 }
 
 // readLatency is the page latency of the list endpoints after a run.

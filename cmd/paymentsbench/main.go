@@ -238,11 +238,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	logf("load: %d clients for %s", o.concurrency, o.duration)
 	loadStart := time.Now().Add(-time.Second)
 	pgBefore, havePg := readPgCounters(ctx, o.db)
+	var serverCPU func() (time.Duration, bool)
+	if srv != nil {
+		serverCPU = srv.CPU
+	}
+	cpuBefore, haveCPU := takeCPU(serverCPU)
 	hooksBefore := hooksReceived()
 	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix)
 	stopCrash()
 	rep.Kills = <-killsc
 	loadEnd := time.Now()
+	if cpuAfter, ok := takeCPU(serverCPU); ok && haveCPU {
+		c := split(cpuBefore, cpuAfter, int64(len(lr.Acks)), lr.Elapsed)
+		rep.CPU = &c
+	}
 	rep.WebhooksReceived = hooksReceived() - hooksBefore
 	rep.WebhooksPending = pendingDeliveries(ctx, o.db)
 	if havePg {

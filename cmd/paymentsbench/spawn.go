@@ -28,6 +28,9 @@ type server struct {
 	done    chan struct{}
 	peakRSS int64 // max VmHWM over every incarnation, bytes
 	starts  int
+	// exitedCPU is the user and system time of the incarnations that have
+	// exited (killed ones included: the kernel accounts them to the wait).
+	exitedCPU time.Duration
 }
 
 // buildServer compiles ./cmd/paymentsd into dir and returns the binary.
@@ -63,7 +66,15 @@ func (s *server) start(ctx context.Context) error {
 		return err
 	}
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+	go func() {
+		_ = cmd.Wait()
+		if st := cmd.ProcessState; st != nil {
+			s.mu.Lock()
+			s.exitedCPU += st.UserTime() + st.SystemTime()
+			s.mu.Unlock()
+		}
+		close(done)
+	}()
 	s.mu.Lock()
 	s.cmd, s.done = cmd, done
 	s.starts++
@@ -169,6 +180,29 @@ func (s *server) stop() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		<-done
 	}
+}
+
+// CPU is the CPU time every incarnation used so far; ok is false when the
+// running one's cannot be read (no /proc).
+func (s *server) CPU() (time.Duration, bool) {
+	s.mu.Lock()
+	cmd, done, total := s.cmd, s.done, s.exitedCPU
+	s.mu.Unlock()
+	if cmd == nil {
+		return total, true
+	}
+	select {
+	case <-done:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.exitedCPU, true
+	default:
+	}
+	t, err := processCPU(cmd.Process.Pid)
+	if err != nil {
+		return total, false
+	}
+	return total + t, true
 }
 
 // PeakRSS is the largest VmHWM seen.

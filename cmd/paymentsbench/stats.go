@@ -71,6 +71,8 @@ type Comparison struct {
 	TPS   float64 `json:"tps"`
 	Ratio float64 `json:"oursOverTheirs"`
 	Note  string  `json:"note,omitempty"`
+	// MachineMs is the machine's CPU time per baseline transaction (Linux).
+	MachineMs float64 `json:"machineCpuMsPerTransaction,omitempty"`
 }
 
 // Report is everything a run measured.
@@ -105,6 +107,9 @@ type Report struct {
 	// The server's transfer rate is sustainable only if deliveries keep up.
 	WebhooksReceived int64 `json:"webhooksReceivedDuringLoad"`
 	WebhooksPending  int64 `json:"webhooksPendingAtLoadEnd"`
+	// CPU is the machine's CPU time per acknowledged transfer during the
+	// load, and which processes used it (Linux).
+	CPU *CPUPerTransfer `json:"cpuPerTransfer,omitempty"`
 	// PGPerTransfer is pg_stat_database's growth per acknowledged transfer.
 	PGPerTransfer map[string]float64 `json:"postgresPerTransfer,omitempty"`
 	Reads         *readLatency       `json:"reads,omitempty"`
@@ -163,6 +168,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "webhooks: %d received during the load (%.2f per acknowledged transfer); at its end %s\n",
 			r.WebhooksReceived, float64(r.WebhooksReceived)/float64(r.Acked), pending)
 	}
+	if c := r.CPU; c != nil {
+		fmt.Fprintf(w, "cpu per transfer: %.2f ms on the machine (%.2f of its cores busy): server %.2f, postgres %.2f, this tool %.2f, other %.2f\n",
+			c.MachineMs, c.BusyCores, c.ServerMs, c.PostgresMs, c.ToolMs, c.OtherMs)
+	}
 	if len(r.PGPerTransfer) > 0 {
 		keys := make([]string, 0, len(r.PGPerTransfer))
 		for k := range r.PGPerTransfer {
@@ -187,6 +196,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	for _, c := range r.Compare {
 		fmt.Fprintf(w, "compare %s: %.1f tps; ours/theirs = %.2f", c.Name, c.TPS, c.Ratio)
+		if c.MachineMs > 0 {
+			fmt.Fprintf(w, "; %.2f ms of machine CPU per transaction", c.MachineMs)
+		}
 		if c.Note != "" {
 			fmt.Fprintf(w, " (%s)", c.Note)
 		}
