@@ -39,6 +39,7 @@ type CPUPerTransfer struct {
 	ToolMs     float64 `json:"toolMs"`
 	OtherMs    float64 `json:"otherMs"`
 	BusyCores  float64 `json:"busyCores"`
+	Note       string  `json:"note,omitempty"`
 }
 
 // takeCPU reads a sample; ok is false where /proc is missing. server is the
@@ -69,7 +70,7 @@ func split(a, b cpuSample, transfers int64, wall time.Duration) CPUPerTransfer {
 	}
 	per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(transfers) }
 	c := CPUPerTransfer{
-		MachineMs: per(b.Machine - a.Machine), PostgresMs: per(b.Postgres - a.Postgres), ToolMs: per(b.Tool - a.Tool),
+		MachineMs: per(b.Machine - a.Machine), PostgresMs: max(0, per(b.Postgres-a.Postgres)), ToolMs: per(b.Tool - a.Tool),
 	}
 	if a.HaveSrv && b.HaveSrv {
 		c.ServerMs = per(b.Server - a.Server)
@@ -135,8 +136,9 @@ func parseProcStat(line string) (comm string, cpu time.Duration, err error) {
 }
 
 // postgresCPU sums the CPU time of the live processes named postgres. A
-// backend that exits between two samples takes its time with it: the run
-// keeps its connections, so that is only the tool's own checks.
+// backend that exits between two samples takes its time with it: a run keeps
+// its connections, but in crash mode every killed server's backends exit, so
+// the report leaves PostgreSQL's share out there.
 func postgresCPU() time.Duration {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {

@@ -55,6 +55,11 @@ func TestSplit(t *testing.T) {
 	if c := split(a, b, 1000, 10*time.Second); c.ServerMs != 0 || c.OtherMs != 0 {
 		t.Fatalf("%+v", c)
 	}
+	// Backends that exited between the samples never make a negative share.
+	a.Postgres, b.Postgres = time.Second, 0
+	if c := split(a, b, 1000, 10*time.Second); c.PostgresMs != 0 {
+		t.Fatalf("%+v", c)
+	}
 	if c := split(a, b, 0, time.Second); c != (CPUPerTransfer{}) {
 		t.Fatalf("no transfers: %+v", c)
 	}

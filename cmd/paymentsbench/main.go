@@ -250,6 +250,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	loadEnd := time.Now()
 	if cpuAfter, ok := takeCPU(serverCPU); ok && haveCPU {
 		c := split(cpuBefore, cpuAfter, int64(len(lr.Acks)), lr.Elapsed)
+		if o.crashEvery > 0 {
+			c.OtherMs += c.PostgresMs
+			c.PostgresMs, c.Note = 0, "PostgreSQL's backends exit with every killed server: its time is under other"
+		}
 		rep.CPU = &c
 	}
 	rep.WebhooksReceived = hooksReceived() - hooksBefore

@@ -169,8 +169,12 @@ func (r *Report) WriteText(w io.Writer) {
 			r.WebhooksReceived, float64(r.WebhooksReceived)/float64(r.Acked), pending)
 	}
 	if c := r.CPU; c != nil {
-		fmt.Fprintf(w, "cpu per transfer: %.2f ms on the machine (%.2f of its cores busy): server %.2f, postgres %.2f, this tool %.2f, other %.2f\n",
+		fmt.Fprintf(w, "cpu per transfer: %.2f ms on the machine (%.2f of its cores busy): server %.2f, postgres %.2f, this tool %.2f, other %.2f",
 			c.MachineMs, c.BusyCores, c.ServerMs, c.PostgresMs, c.ToolMs, c.OtherMs)
+		if c.Note != "" {
+			fmt.Fprintf(w, " (%s)", c.Note)
+		}
+		fmt.Fprintln(w)
 	}
 	if len(r.PGPerTransfer) > 0 {
 		keys := make([]string, 0, len(r.PGPerTransfer))
