@@ -334,3 +334,59 @@ func TestHandoff_BacklogFirstAfterAStart(t *testing.T) {
 		}
 	})
 }
+
+// While a backlog waits in the database (here: a start with deliveries
+// queued), a claim fills this node's queue up to the hand-over bound, a
+// tenant's cap of attempts plus handoffQueueFactor times it, rather than
+// taking only the workers free at that moment; the cap still holds the
+// attempts in flight, and every event goes out once.
+func TestRunner_BacklogClaimsFillTheQueue(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		gate := make(chan struct{})
+		var inFlight, most atomic.Int32
+		rc := newReceiver(t, func(http.ResponseWriter, *http.Request) int {
+			n := inFlight.Add(1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			<-gate
+			inFlight.Add(-1)
+			return http.StatusOK
+		})
+		// Runs before the receiver's own cleanup (last in, first out), so a
+		// failing check does not leave its requests hanging.
+		release := sync.OnceFunc(func() { close(gate) })
+		t.Cleanup(release)
+		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
+		var ids []string
+		for range 20 {
+			ids = append(ids, emit(t, db, tn, "TEST").ID)
+		}
+		opts := testOptions() // 4 workers, 2 per tenant
+		opts.PollInterval = time.Hour
+		perTenant := opts.Workers / 2
+		start(t, NewRunner(db, nil, opts))
+		drive(t, nil, 0, func() bool { return inFlight.Load() == int32(perTenant) })
+		leased := 0
+		for _, id := range ids {
+			if d := delivery(t, db, tn, id); d.State == "PENDING" && d.LeaseUntil != nil {
+				leased++
+			}
+		}
+		if want := perTenant * (1 + handoffQueueFactor); leased != want {
+			t.Fatalf("%d deliveries leased to this node, want %d (%d in flight and a queue of %d)",
+				leased, want, perTenant, handoffQueueFactor*perTenant)
+		}
+		release()
+		drive(t, nil, 0, func() bool { return len(rc.delivered()) == len(ids) })
+		if got := len(rc.all()); got != len(ids) {
+			t.Fatalf("%d requests for %d events", got, len(ids))
+		}
+		if m := most.Load(); m > int32(perTenant) {
+			t.Fatalf("%d attempts of one tenant at once; the cap is %d", m, perTenant)
+		}
+	})
+}

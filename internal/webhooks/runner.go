@@ -260,22 +260,45 @@ func (r *Runner) dispatch(ctx context.Context) {
 			look = true
 		}
 		for look && ctx.Err() == nil {
+			// While a backlog waits in the database (overflow, or a start
+			// after a crash) claims are this node's main source of work: a
+			// claim then also fills the queue that hand-overs use, up to the
+			// same bound per tenant, instead of serving only the workers free
+			// at that moment (often one, which made a delivery cost a claim
+			// transaction and kept the node from catching up under load). It
+			// refills the queue once less than a tenant's cap of work that
+			// can start is left in it.
+			fill := r.w.overflowing()
+			if fill && r.w.queuedRunnable() >= r.opts.PerTenant {
+				break
+			}
 			free := r.w.takeFree()
 			if free == 0 {
 				break
 			}
-			pastCapped := !time.Now().Before(lookPastAt)
-			res, err := r.db.ClaimBatch(ctx, store.ClaimRequest{Token: r.LeaseToken(), Lease: r.opts.Lease, Limit: free,
-				PerTenant: r.opts.PerTenant, Finished: r.rec.pending(), Busy: busy, PastCapped: pastCapped})
+			req := store.ClaimRequest{Token: r.LeaseToken(), Lease: r.opts.Lease, Limit: free,
+				PerTenant: r.opts.PerTenant, Finished: r.rec.pending(), Busy: busy,
+				PastCapped: !time.Now().Before(lookPastAt)}
+			if fill {
+				req.Limit += handoffQueueFactor * r.opts.PerTenant
+				req.PerTenant *= 1 + handoffQueueFactor
+			}
+			res, err := r.db.ClaimBatch(ctx, req)
 			if err != nil && ctx.Err() == nil {
 				r.log.Warn("claim webhook deliveries", "error", err.Error())
 			}
-			r.w.claimed(res.Claims, free, err == nil && !res.Waiting)
-			if pastCapped && res.Blocked {
+			drained := err == nil && !res.Waiting
+			if req.PastCapped && res.Blocked {
 				lookPastAt = time.Now().Add(r.opts.PollInterval)
 			}
-			for _, c := range res.Claims {
-				run(c)
+			if fill {
+				r.w.claimedToQueue(res.Claims, free, drained)
+				r.startHanded(run)
+			} else {
+				r.w.claimed(res.Claims, free, drained)
+				for _, c := range res.Claims {
+					run(c)
+				}
 			}
 			busy, waiting = len(res.Claims) > 0, res.Waiting
 			// A claim that took something without reaching its limit or

@@ -67,14 +67,20 @@ func (w *workers) handed(cs []store.Claim) {
 	defer w.mu.Unlock()
 	for _, c := range cs {
 		w.unpromise(c.Tenant)
-		if !w.open {
-			continue
-		}
-		if len(w.queued[c.Tenant]) == 0 {
-			w.turn = append(w.turn, c.Tenant)
-		}
-		w.queued[c.Tenant] = append(w.queued[c.Tenant], c)
+		w.enqueue(c)
 	}
+}
+
+// enqueue queues a leased delivery for a worker, its tenant at the back of
+// the turn if it had none waiting; nothing while the runner is stopped.
+func (w *workers) enqueue(c store.Claim) {
+	if !w.open {
+		return
+	}
+	if len(w.queued[c.Tenant]) == 0 {
+		w.turn = append(w.turn, c.Tenant)
+	}
+	w.queued[c.Tenant] = append(w.queued[c.Tenant], c)
 }
 
 // released forgets reservations whose transaction did not commit.
@@ -143,6 +149,23 @@ func (w *workers) claimed(cs []store.Claim, took int, drained bool) {
 	for _, c := range cs {
 		w.byTenant[c.Tenant]++
 	}
+	w.settleDrained(drained)
+}
+
+// claimedToQueue settles a claim made to fill the queue (see
+// Runner.dispatch): every worker it took is free again and what it leased
+// waits in the queue, as hand-overs do, for next.
+func (w *workers) claimedToQueue(cs []store.Claim, took int, drained bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.busy -= took
+	for _, c := range cs {
+		w.enqueue(c)
+	}
+	w.settleDrained(drained)
+}
+
+func (w *workers) settleDrained(drained bool) {
 	if drained {
 		clear(w.overflow)
 		w.unknown = false
@@ -163,6 +186,21 @@ func (w *workers) overflowing() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.overflow) > 0 || w.unknown
+}
+
+// queuedRunnable is how many deliveries wait here for a worker whose
+// tenants are below their cap (a hanging receiver's queue does not count:
+// other tenants' work must still be claimed).
+func (w *workers) queuedRunnable() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for t, q := range w.queued {
+		if w.byTenant[t] < w.perTenant {
+			n += len(q)
+		}
+	}
+	return n
 }
 
 func (w *workers) hasFree() bool {
