@@ -54,19 +54,7 @@ func TestHandoff_DeliversWithoutWaitingForAPoll(t *testing.T) {
 func TestHandoff_OverflowIsClaimedWithinTheCap(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		gate := make(chan struct{})
-		var inFlight, most atomic.Int32
-		rc := newReceiver(t, func(http.ResponseWriter, *http.Request) int {
-			n := inFlight.Add(1)
-			for {
-				m := most.Load()
-				if n <= m || most.CompareAndSwap(m, n) {
-					break
-				}
-			}
-			<-gate
-			inFlight.Add(-1)
-			return http.StatusOK
-		})
+		rc, _, most := gatedReceiver(t, gate)
 		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
 		opts := testOptions() // 4 workers, 2 per tenant: a queue of 8
 		opts.PollInterval = time.Hour
@@ -85,6 +73,25 @@ func TestHandoff_OverflowIsClaimedWithinTheCap(t *testing.T) {
 			t.Fatalf("%d attempts of one tenant at once; the cap is %d", m, opts.Workers/2)
 		}
 	})
+}
+
+// gatedReceiver answers 200 once gate is closed; inFlight counts the
+// requests it holds, most the largest number at once.
+func gatedReceiver(t *testing.T, gate <-chan struct{}) (rc *receiver, inFlight, most *atomic.Int32) {
+	inFlight, most = new(atomic.Int32), new(atomic.Int32)
+	rc = newReceiver(t, func(http.ResponseWriter, *http.Request) int {
+		n := inFlight.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		<-gate
+		inFlight.Add(-1)
+		return http.StatusOK
+	})
+	return rc, inFlight, most
 }
 
 func claimOf(t store.Tenant, id string) store.Claim {
@@ -343,19 +350,7 @@ func TestHandoff_BacklogFirstAfterAStart(t *testing.T) {
 func TestRunner_BacklogClaimsFillTheQueue(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		gate := make(chan struct{})
-		var inFlight, most atomic.Int32
-		rc := newReceiver(t, func(http.ResponseWriter, *http.Request) int {
-			n := inFlight.Add(1)
-			for {
-				m := most.Load()
-				if n <= m || most.CompareAndSwap(m, n) {
-					break
-				}
-			}
-			<-gate
-			inFlight.Add(-1)
-			return http.StatusOK
-		})
+		rc, inFlight, most := gatedReceiver(t, gate)
 		// Runs before the receiver's own cleanup (last in, first out), so a
 		// failing check does not leave its requests hanging.
 		release := sync.OnceFunc(func() { close(gate) })
