@@ -126,6 +126,22 @@ func (c *client) doRetry(ctx context.Context, method, path string, body any, ide
 	}
 }
 
+// create POSTs body with idemKey (retried with it until definitive) and
+// returns the id of what was created: 201, or 200 for a replay.
+func (c *client) create(ctx context.Context, path string, body any, idemKey string) (string, error) {
+	r, _, err := c.doRetry(ctx, "POST", path, body, idemKey)
+	if err != nil {
+		return "", err
+	}
+	var made struct {
+		ID string `json:"id"`
+	}
+	if r.Status != http.StatusCreated && r.Status != http.StatusOK || json.Unmarshal(r.Body, &made) != nil || made.ID == "" {
+		return "", fmt.Errorf("POST %s: %d %s", path, r.Status, bytes.TrimSpace(r.Body))
+	}
+	return made.ID, nil
+}
+
 // must expects status want and decodes the body into out (if not nil).
 func (c *client) must(ctx context.Context, method, path string, body any, want int, out any) error {
 	r, _, err := c.doRetry(ctx, method, path, body, "")

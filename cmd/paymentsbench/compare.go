@@ -96,10 +96,11 @@ func filepathDir(dbURL string) string {
 	return ""
 }
 
-// machineCPU is the machine's busy CPU time so far, 0 without /proc.
+// machineCPU is the machine's busy CPU time so far, 0 without /proc (the
+// baselines need no split by process).
 func machineCPU() time.Duration {
-	s, _ := takeCPU(nil)
-	return s.Machine
+	d, _ := machineBusy()
+	return d
 }
 
 // perTx is machine CPU milliseconds per transaction of a baseline that ran

@@ -45,12 +45,8 @@ type CPUPerTransfer struct {
 // takeCPU reads a sample; ok is false where /proc is missing. server is the
 // spawned server's CPU time so far, or nil.
 func takeCPU(server func() (time.Duration, bool)) (s cpuSample, ok bool) {
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		return s, false
-	}
-	defer f.Close()
-	if s.Machine, err = parseMachineBusy(f); err != nil {
+	var err error
+	if s.Machine, err = machineBusy(); err != nil {
 		return s, false
 	}
 	if s.Tool, err = processCPU(os.Getpid()); err != nil {
@@ -80,6 +76,16 @@ func split(a, b cpuSample, transfers int64, wall time.Duration) CPUPerTransfer {
 		c.BusyCores = float64(b.Machine-a.Machine) / float64(wall)
 	}
 	return c
+}
+
+// machineBusy is the busy time of all CPUs so far, from /proc/stat.
+func machineBusy() (time.Duration, error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseMachineBusy(f)
 }
 
 // parseMachineBusy sums the busy fields of /proc/stat's first "cpu" line:

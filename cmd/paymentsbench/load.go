@@ -125,34 +125,25 @@ func setupOne(ctx context.Context, c *client, runID string, i int, termsType, te
 		"agreementConsents": []any{map[string]any{"type": termsType, "acceptedAt": "2025-10-01T12:00:00Z",
 			"ipAddress": "198.51.100.24", "termsVersion": termsVersion, "acceptanceMethod": "CHECKBOX"}},
 	}
-	r, _, err := c.doRetry(ctx, "POST", "/customers", body, fmt.Sprintf("%s-customer-%d", runID, i))
+	custID, err := c.create(ctx, "/customers", body, fmt.Sprintf("%s-customer-%d", runID, i))
 	if err != nil {
 		return account{}, err
 	}
-	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
-		return account{}, fmt.Errorf("create: %d %s", r.Status, r.Body)
-	}
-	var cust struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(r.Body, &cust); err != nil {
-		return account{}, err
-	}
-	a := account{CustomerID: cust.ID}
-	if a.AccountID, err = customerAccount(ctx, c, cust.ID, "USD"); err != nil {
+	a := account{CustomerID: custID}
+	if a.AccountID, err = customerAccount(ctx, c, custID, "USD"); err != nil {
 		return a, err
 	}
 	if m.FX > 0 {
-		if a.EURAccountID, err = customerAccount(ctx, c, cust.ID, "EUR"); err != nil {
+		if a.EURAccountID, err = customerAccount(ctx, c, custID, "EUR"); err != nil {
 			return a, err
 		}
 	}
 	if m.Payout > 0 {
-		if a.ExternalAccountID, err = externalAccount(ctx, c, runID, i, cust.ID); err != nil {
+		if a.ExternalAccountID, err = externalAccount(ctx, c, runID, i, custID); err != nil {
 			return a, err
 		}
 	}
-	r, _, err = c.doRetry(ctx, "POST", "/sandbox/internal-accounts/"+a.AccountID+"/fund", map[string]any{"amount": fund},
+	r, _, err := c.doRetry(ctx, "POST", "/sandbox/internal-accounts/"+a.AccountID+"/fund", map[string]any{"amount": fund},
 		fmt.Sprintf("%s-fund-%d", runID, i))
 	if err != nil {
 		return a, err
@@ -171,20 +162,7 @@ func externalAccount(ctx context.Context, c *client, runID string, i int, custom
 		"accountType": "USD_ACCOUNT", "routingNumber": "021000021", "accountNumber": fmt.Sprintf("55%07d1", i),
 		"bankAccountType": "CHECKING", "beneficiary": map[string]any{"beneficiaryType": "INDIVIDUAL", "fullName": fmt.Sprintf("Bench Customer %d", i)},
 	}}
-	r, _, err := c.doRetry(ctx, "POST", "/customers/external-accounts", body, fmt.Sprintf("%s-external-%d", runID, i))
-	if err != nil {
-		return "", err
-	}
-	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
-		return "", fmt.Errorf("external account: %d %s", r.Status, r.Body)
-	}
-	var ext struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(r.Body, &ext); err != nil || ext.ID == "" {
-		return "", fmt.Errorf("external account: %d %s", r.Status, r.Body)
-	}
-	return ext.ID, nil
+	return c.create(ctx, "/customers/external-accounts", body, fmt.Sprintf("%s-external-%d", runID, i))
 }
 
 // customerAccount is the customer's internal account in currency (not a
