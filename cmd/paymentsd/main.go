@@ -68,6 +68,7 @@ type settings struct {
 	blobDir         string
 	publicURL       string
 	pprofAddr       string
+	pgGroupCommit   int
 }
 
 func env(name, def string) string {
@@ -126,6 +127,9 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 		"address customers reach this service at, the base of hosted KYC links; default http://ADDR ($PAYMENTS_PUBLIC_URL)")
 	fs.StringVar(&s.pprofAddr, "pprof-addr", env("PAYMENTS_PPROF_ADDR", ""),
 		"serve Go's /debug/pprof/ profiles on this address, e.g. 127.0.0.1:6060; off when empty ($PAYMENTS_PPROF_ADDR)")
+	fs.IntVar(&s.pgGroupCommit, "pg-group-commit", int(envInt("PAYMENTS_PG_GROUP_COMMIT", 0)),
+		"PostgreSQL only: run transfers in this many group commits at once instead of a transaction each; "+
+			"slower on the project's benchmark, kept for measuring it (docs/benchmarks.md) ($PAYMENTS_PG_GROUP_COMMIT)")
 	s.sandboxToken = os.Getenv("PAYMENTS_SANDBOX_TOKEN")
 	s.productionToken = os.Getenv("PAYMENTS_PRODUCTION_TOKEN")
 	if err := fs.Parse(args); err != nil {
@@ -182,7 +186,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	db, err := store.Open(ctx, cfg.databaseURL, store.Options{})
+	db, err := store.Open(ctx, cfg.databaseURL, store.Options{BatchWorkers: cfg.pgGroupCommit})
 	if err != nil {
 		return err
 	}

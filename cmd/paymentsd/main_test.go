@@ -82,3 +82,18 @@ func TestNodeID(t *testing.T) {
 		t.Fatalf("override: %q", got)
 	}
 }
+
+// PostgreSQL group commit is off unless asked for (docs/benchmarks.md).
+func TestPgGroupCommitFlag(t *testing.T) {
+	t.Setenv("PAYMENTS_PG_GROUP_COMMIT", "")
+	if s, err := parseServe(nil, io.Discard); err != nil || s.pgGroupCommit != 0 {
+		t.Fatalf("default %d (%v), want 0", s.pgGroupCommit, err)
+	}
+	t.Setenv("PAYMENTS_PG_GROUP_COMMIT", "2")
+	if s, err := parseServe(nil, io.Discard); err != nil || s.pgGroupCommit != 2 {
+		t.Fatalf("from the environment %d (%v), want 2", s.pgGroupCommit, err)
+	}
+	if s, err := parseServe([]string{"-pg-group-commit", "1"}, io.Discard); err != nil || s.pgGroupCommit != 1 {
+		t.Fatalf("from the flag %d (%v), want 1", s.pgGroupCommit, err)
+	}
+}

@@ -56,7 +56,8 @@ type Options struct {
 	// PostgreSQL, each on its own connection. The default, 0, runs InBatchTx
 	// as InTx there: a batch runs its transfers one after another on one
 	// connection, and on PostgreSQL each statement's round trip costs more
-	// than the commit it saves (docs/benchmarks.md). SQLite always batches,
+	// than the commit it saves (docs/benchmarks.md; paymentsd's
+	// -pg-group-commit sets it to measure that). SQLite always batches,
 	// with one worker: it has one writer.
 	BatchWorkers int
 }
