@@ -7,7 +7,8 @@
 # (trust auth; override with PG=...), and pgbench on PATH. Results (text and
 # JSON) go to $OUT (default ./bench-results). The PostgreSQL databases
 # paymentsbench, paymentsbench_crash, paymentsbench_scale and
-# paymentsbench_pgbench are dropped and recreated.
+# paymentsbench_pgbench are dropped and recreated. C, D and ROUNDS (load's
+# repetitions, default 3) override the concurrency, duration and rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,7 @@ PG=${PG:-postgres://postgres@127.0.0.1:5432}
 OUT=${OUT:-./bench-results}
 C=${C:-8}
 D=${D:-60s}
+ROUNDS=${ROUNDS:-3}
 WHAT=${1:-all}
 mkdir -p "$OUT"
 BIN=$(mktemp -d)
@@ -35,11 +37,19 @@ machine() {
 }
 
 load() {
-	# Throughput and latency at concurrency $C, side by side with the baseline.
-	"${PB[@]}" -spawn -db "sqlite:$OUT/sqlite/bench.db" -customers 200 -c "$C" -d "$D" -compare \
-		-json "$OUT/sqlite.json" | tee "$OUT/sqlite.txt"
-	"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$C" -d "$D" -compare \
-		-json "$OUT/postgres.json" | tee "$OUT/postgres.txt"
+	# Throughput and latency at concurrency $C, side by side with the baseline,
+	# $ROUNDS times (engines alternating, each round's baseline right after its
+	# load), then the median and range of each figure over the rounds.
+	local rounds=()
+	for r in $(seq 1 "$ROUNDS"); do
+		"${PB[@]}" -spawn -db "sqlite:$OUT/sqlite/bench.db" -customers 200 -c "$C" -d "$D" -compare \
+			-json "$OUT/load-sqlite-$r.json" | tee "$OUT/load-sqlite-$r.txt"
+		"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$C" -d "$D" -compare \
+			-json "$OUT/load-postgres-$r.json" | tee "$OUT/load-postgres-$r.txt"
+		rounds+=("$OUT/load-sqlite-$r.json" "$OUT/load-postgres-$r.json")
+	done
+	"$BIN/paymentsbench" summary -json "$OUT/load-summary.json" "${rounds[@]}" |
+		tee "$OUT/load-summary.txt"
 }
 
 crash() {

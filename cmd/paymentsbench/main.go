@@ -7,6 +7,7 @@
 //	paymentsbench seed -db URL -transactions 1000000   (multiply a run's transfers in SQL)
 //	paymentsbench reads -db URL                         (list and statement page latency, memory)
 //	paymentsbench audit -db URL                         (the database-side ledger invariants only)
+//	paymentsbench summary ROUND.json...                 (median and range over repeated runs)
 //
 // It creates customers with accepted terms and funded USD accounts, sets the
 // webhook endpoint to a no-op receiver on loopback, then runs C workers for
@@ -46,6 +47,13 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "summary" {
+		code, err := summaryMain(os.Args[2:], os.Stdout, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "paymentsbench summary:", err)
+		}
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "audit" {
 		ok, err := auditMain(context.Background(), os.Args[2:])
