@@ -99,8 +99,9 @@ func claimOf(t store.Tenant, id string) store.Claim {
 }
 
 // The handoff's bookkeeping: reservations bounded per tenant, tenants
-// served in turn within their cap, overflow until a claim finds the queue
-// empty, nothing handed over after the runner stopped.
+// served in turn within their cap, overflow (claims fill the queue) until a
+// claim finds the database's queue empty, hand-overs meanwhile as far as
+// the queue has room, nothing handed over after the runner stopped.
 func TestWorkers_HandoffBookkeeping(t *testing.T) {
 	a := store.Tenant{PlatformID: "Platform:a", Env: store.EnvSandbox}
 	b := store.Tenant{PlatformID: "Platform:b", Env: store.EnvSandbox}
@@ -109,10 +110,17 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 		t.Fatal("reserved before the runner opened")
 	}
 	w.setOpen(true)
-	if w.reserve(a) || !w.overflowing() {
-		t.Fatal("a hand-over before the first look at the queue (there may be a backlog)")
+	if !w.overflowing() {
+		t.Fatal("before its first look at the database's queue a runner must claim (there may be a backlog)")
 	}
+	if !w.reserve(a) {
+		t.Fatal("a hand-over refused while a backlog may wait")
+	}
+	w.released([]store.Claim{claimOf(a, "first")})
 	w.claimed(nil, w.takeFree(), true) // the first look found the queue empty
+	if w.overflowing() {
+		t.Fatal("still claiming after a look found the queue empty")
+	}
 	for i := range handoffQueueFactor * 2 {
 		if !w.reserve(a) {
 			t.Fatalf("reservation %d refused", i)
@@ -122,7 +130,7 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 		t.Fatal("a ninth reservation for one tenant was accepted")
 	}
 	if w.reserve(a) {
-		t.Fatal("a tenant in overflow got a handoff")
+		t.Fatal("a tenant whose queue is full got a handoff")
 	}
 	if !w.reserve(b) {
 		t.Fatal("another tenant was refused")
@@ -158,6 +166,10 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 	if !w.overflowing() {
 		t.Fatal("overflow ended by a claim that did not drain the queue")
 	}
+	if !w.reserve(a) {
+		t.Fatal("a tenant in overflow whose queue has room again was refused a hand-over")
+	}
+	w.released([]store.Claim{claimOf(a, "x")})
 	w.claimed(nil, w.takeFree(), true)
 	if w.overflowing() || !w.reserve(a) {
 		t.Fatal("overflow did not end with a drained queue")
@@ -305,39 +317,42 @@ func TestRunner_RestartTakesBackItsPredecessorsLeases(t *testing.T) {
 }
 
 // A runner that starts on a backlog (left by a crashed or stopped node)
-// works through it by claims before it takes hand-overs, so newer events do
-// not overtake the older ones: a later event goes out with the last of the
-// backlog at the earliest (attempts of one tenant run up to its cap at
-// once, so their arrival order within a claim is not fixed).
-func TestHandoff_BacklogFirstAfterAStart(t *testing.T) {
+// works through it by claims and meanwhile takes hand-overs wherever a
+// tenant's queue has room: another tenant's event committed while the
+// backlog waits is leased to this node at its commit, not queued behind the
+// backlog, and every event goes out once.
+func TestHandoff_HandOversDuringABacklogAfterAStart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		var mu sync.Mutex
-		var order []string
-		rc := newReceiver(t, func(_ http.ResponseWriter, r *http.Request) int {
-			mu.Lock()
-			order = append(order, r.Header.Get("webhook-id"))
-			mu.Unlock()
-			return http.StatusOK
-		})
-		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
-		backlog := map[string]bool{}
-		for range 20 {
-			backlog[emit(t, db, tn, "TEST").ID] = true
+		gate := make(chan struct{})
+		rcA, inFlight, most := gatedReceiver(t, gate)
+		release := sync.OnceFunc(func() { close(gate) })
+		t.Cleanup(release)
+		rcB := newReceiver(t, func(http.ResponseWriter, *http.Request) int { return http.StatusOK })
+		a := newTenant(t, db, store.EnvSandbox, rcA.URL("/hook"))
+		b := newTenant(t, db, store.EnvSandbox, rcB.URL("/hook"))
+		var backlog []string
+		for range 40 {
+			backlog = append(backlog, emit(t, db, a, "TEST").ID)
 		}
-		opts := testOptions()
+		opts := testOptions() // 4 workers, 2 per tenant: a queue of 8
 		opts.PollInterval = time.Hour
+		perTenant := opts.Workers / 2
 		start(t, NewRunner(db, nil, opts))
-		// Once the first backlog attempt is made the runner takes
-		// hand-overs, or would.
-		drive(t, nil, 0, func() bool { return len(rc.all()) > 0 })
-		later := emit(t, db, tn, "TEST")
-		drive(t, nil, 0, func() bool { return len(rc.delivered()) == len(backlog)+1 })
-		mu.Lock()
-		defer mu.Unlock()
-		for i, id := range order {
-			if id == later.ID && i < len(backlog)+1-opts.Workers/2 {
-				t.Fatalf("the later event went out %dth, ahead of the backlog of %d", i+1, len(backlog))
-			}
+		// A's cap is in flight and its queue full; most of its backlog
+		// still waits in the database.
+		drive(t, nil, 0, func() bool { return inFlight.Load() == int32(perTenant) })
+		later := emit(t, db, b, "TEST")
+		if d := delivery(t, db, b, later.ID); d.LeaseUntil == nil {
+			t.Fatal("an event committed during a backlog was not handed over")
+		}
+		drive(t, nil, 0, func() bool { return len(rcB.delivered()) == 1 })
+		release()
+		drive(t, nil, 0, func() bool { return len(rcA.delivered()) == len(backlog) })
+		if got, gotB := len(rcA.all()), len(rcB.all()); got != len(backlog) || gotB != 1 {
+			t.Fatalf("%d and %d requests for %d and 1 events", got, gotB, len(backlog))
+		}
+		if m := most.Load(); m > int32(perTenant) {
+			t.Fatalf("%d attempts of one tenant at once; the cap is %d", m, perTenant)
 		}
 	})
 }

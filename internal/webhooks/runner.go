@@ -261,13 +261,13 @@ func (r *Runner) dispatch(ctx context.Context) {
 		}
 		for look && ctx.Err() == nil {
 			// While a backlog waits in the database (overflow, or a start
-			// after a crash) claims are this node's main source of work: a
-			// claim then also fills the queue that hand-overs use, up to the
-			// same bound per tenant, instead of serving only the workers free
-			// at that moment (often one, which made a delivery cost a claim
-			// transaction and kept the node from catching up under load). It
-			// refills the queue once less than a tenant's cap of work that
-			// can start is left in it.
+			// after a crash) a claim fills the queue that hand-overs use, up
+			// to the same bound per tenant, instead of serving only the
+			// workers free at that moment (often one, which made a delivery
+			// cost a claim transaction and kept the node from catching up
+			// under load). It refills the queue once less than a tenant's cap
+			// of work that can start is left in it, so the backlog takes the
+			// capacity the hand-overs leave.
 			fill := r.w.overflowing()
 			if fill && r.w.queuedRunnable() >= r.opts.PerTenant {
 				break

@@ -29,15 +29,16 @@ type workers struct {
 	queued   map[store.Tenant][]store.Claim
 	turn     []store.Tenant
 	// overflow: tenants whose deliveries went to the database's queue
-	// because theirs here was full. They get no handoffs until a claim has
-	// found the queue empty, so newer events do not overtake them.
+	// because theirs here was full; unknown: this runner has not yet seen
+	// the database's queue empty (a node that starts may find a backlog,
+	// left by a crash or by a stopped node). Either way claims fill this
+	// queue from the database whenever it runs low, until a claim finds
+	// nothing waiting. Hand-overs go on meanwhile, as far as the queue has
+	// room: new events go out at once and the backlog with the capacity
+	// they leave, rather than everything waiting behind the backlog.
 	overflow map[store.Tenant]bool
-	// unknown: this runner has not yet seen the queue empty. A node that
-	// starts may find a backlog (left by a crash, or by a stopped node), and
-	// takes no hand-overs until a claim has worked through it, for the same
-	// reason as overflow.
-	unknown bool
-	open    bool // handoffs accepted (the runner is running)
+	unknown  bool
+	open     bool // handoffs accepted (the runner is running)
 }
 
 func newWorkers(max, perTenant int) *workers {
@@ -49,7 +50,7 @@ func newWorkers(max, perTenant int) *workers {
 func (w *workers) reserve(t store.Tenant) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.open || w.unknown || w.overflow[t] {
+	if !w.open {
 		return false
 	}
 	if w.promised[t]+len(w.queued[t]) >= handoffQueueFactor*w.perTenant {
