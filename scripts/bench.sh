@@ -85,6 +85,9 @@ scale() {
 				-json "$OUT/scale-$e-$n-setup.json" >/dev/null
 			"$BIN/paymentsbench" seed -db "$db" -transactions "$n" | tee "$OUT/scale-$e-$n-seed.txt"
 			"$BIN/paymentsbench" audit -db "$db" | tee -a "$OUT/scale-$e-$n-seed.txt"
+			# The seed leaves gigabytes of dirty pages; let them reach the disk
+			# first, so the reads measure the data's size, not the writeback.
+			sync
 			"$BIN/paymentsbench" reads -bin "$BIN/paymentsd" -db "$db" -n 200 \
 				-json "$OUT/scale-$e-$n.json" | tee "$OUT/scale-$e-$n.txt"
 		done
