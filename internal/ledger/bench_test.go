@@ -82,14 +82,21 @@ func BenchmarkCommitTransfer(b *testing.B) {
 // random instant of its history (a statement's opening or closing balance)
 // when the account has 10k and 200k postings spread over the same 30 days,
 // the shape `paymentsbench seed` gives a database. The cost should not grow
-// with the number of postings.
+// with the number of postings. The last case spreads 10k postings over a
+// year and reads within its last day (a statement of the last 24 hours of
+// an old account): the cost should not grow with the account's age either.
 //
 //	go test -run '^$' -bench LedgerPostedSumBefore -benchtime 2000x ./internal/ledger/
 func BenchmarkLedgerPostedSumBefore(b *testing.B) {
-	const span = 30 * 24 * time.Hour
+	cases := []struct {
+		n          int
+		span, last time.Duration // history; instants read in its last part
+	}{{10_000, 30 * 24 * time.Hour, 30 * 24 * time.Hour}, {200_000, 30 * 24 * time.Hour, 30 * 24 * time.Hour},
+		{10_000, 365 * 24 * time.Hour, 24 * time.Hour}}
 	for _, e := range storetest.Engines(b) {
-		for _, n := range []int{10_000, 200_000} {
-			b.Run(fmt.Sprintf("%s/postings=%d", e.Name, n), func(b *testing.B) {
+		for _, c := range cases {
+			n, span := c.n, c.span
+			b.Run(fmt.Sprintf("%s/postings=%d/days=%d/last=%s", e.Name, n, span/(24*time.Hour), c.last), func(b *testing.B) {
 				db := e.Open(b)
 				f := newFixture(b, db)
 				world := f.system(b, ledger.CodeWorld, "USD")
@@ -111,7 +118,7 @@ func BenchmarkLedgerPostedSumBefore(b *testing.B) {
 				q := db.Read()
 				r := rand.New(rand.NewPCG(1, 2))
 				for b.Loop() {
-					at := base.Add(time.Duration(r.Int64N(int64(span))))
+					at := base.Add(span - time.Duration(r.Int64N(int64(c.last))))
 					if _, err := q.LedgerPostedSumBefore(ctx, f.t, a.ID, &at); err != nil {
 						b.Fatal(err)
 					}
