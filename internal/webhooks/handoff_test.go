@@ -110,7 +110,7 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 		t.Fatal("reserved before the runner opened")
 	}
 	w.setOpen(true)
-	if !w.overflowing() {
+	if !w.backlogged() {
 		t.Fatal("before its first look at the database's queue a runner must claim (there may be a backlog)")
 	}
 	if !w.reserve(a) {
@@ -118,7 +118,7 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 	}
 	w.released([]store.Claim{claimOf(a, "first")})
 	w.claimed(nil, w.takeFree(), true) // the first look found the queue empty
-	if w.overflowing() {
+	if w.backlogged() {
 		t.Fatal("still claiming after a look found the queue empty")
 	}
 	for i := range handoffQueueFactor * 2 {
@@ -126,7 +126,7 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 			t.Fatalf("reservation %d refused", i)
 		}
 	}
-	if w.reserve(a) || !w.overflowing() {
+	if w.reserve(a) || !w.backlogged() {
 		t.Fatal("a ninth reservation for one tenant was accepted")
 	}
 	if w.reserve(a) {
@@ -163,7 +163,7 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 		t.Fatalf("%d free workers for a claim, want 1", n)
 	}
 	w.claimed(nil, 1, false)
-	if !w.overflowing() {
+	if !w.backlogged() {
 		t.Fatal("overflow ended by a claim that did not drain the queue")
 	}
 	if !w.reserve(a) {
@@ -171,7 +171,7 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 	}
 	w.released([]store.Claim{claimOf(a, "x")})
 	w.claimed(nil, w.takeFree(), true)
-	if w.overflowing() || !w.reserve(a) {
+	if w.backlogged() || !w.reserve(a) {
 		t.Fatal("overflow did not end with a drained queue")
 	}
 	w.setOpen(false)

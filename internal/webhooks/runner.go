@@ -254,7 +254,7 @@ func (r *Runner) dispatch(ctx context.Context) {
 		case <-r.kick:
 		}
 		r.startHanded(run)
-		if !look && (busy || waiting || r.w.overflowing()) && r.w.hasFree() {
+		if !look && (busy || waiting || r.w.backlogged()) && r.w.hasFree() {
 			r.gather(ctx)
 			r.startHanded(run)
 			look = true
@@ -268,7 +268,7 @@ func (r *Runner) dispatch(ctx context.Context) {
 			// under load). It refills the queue once less than a tenant's cap
 			// of work that can start is left in it, so the backlog takes the
 			// capacity the hand-overs leave.
-			fill := r.w.overflowing()
+			fill := r.w.backlogged()
 			if fill && r.w.queuedRunnable() >= r.opts.PerTenant {
 				break
 			}

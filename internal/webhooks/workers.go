@@ -28,22 +28,21 @@ type workers struct {
 	promised map[store.Tenant]int
 	queued   map[store.Tenant][]store.Claim
 	turn     []store.Tenant
-	// overflow: tenants whose deliveries went to the database's queue
-	// because theirs here was full; unknown: this runner has not yet seen
-	// the database's queue empty (a node that starts may find a backlog,
-	// left by a crash or by a stopped node). Either way claims fill this
-	// queue from the database whenever it runs low, until a claim finds
-	// nothing waiting. Hand-overs go on meanwhile, as far as the queue has
-	// room: new events go out at once and the backlog with the capacity
+	// backlog: deliveries may wait in the database's queue, because a
+	// tenant's queue here was full (overflow) or because this runner has
+	// not yet seen the database's queue empty (a node that starts may find
+	// a backlog, left by a crash or by a stopped node). Then claims fill
+	// this queue from the database whenever it runs low, until a claim
+	// finds nothing waiting. Hand-overs go on meanwhile, as far as the queue
+	// has room: new events go out at once and the backlog with the capacity
 	// they leave, rather than everything waiting behind the backlog.
-	overflow map[store.Tenant]bool
-	unknown  bool
-	open     bool // handoffs accepted (the runner is running)
+	backlog bool
+	open    bool // handoffs accepted (the runner is running)
 }
 
 func newWorkers(max, perTenant int) *workers {
 	return &workers{max: max, perTenant: perTenant, byTenant: map[store.Tenant]int{},
-		promised: map[store.Tenant]int{}, queued: map[store.Tenant][]store.Claim{}, overflow: map[store.Tenant]bool{}}
+		promised: map[store.Tenant]int{}, queued: map[store.Tenant][]store.Claim{}}
 }
 
 // reserve accepts one delivery of t for handoff if t's queue here has room.
@@ -54,7 +53,7 @@ func (w *workers) reserve(t store.Tenant) bool {
 		return false
 	}
 	if w.promised[t]+len(w.queued[t]) >= handoffQueueFactor*w.perTenant {
-		w.overflow[t] = true
+		w.backlog = true
 		return false
 	}
 	w.promised[t]++
@@ -142,7 +141,7 @@ func (w *workers) takeFree() int {
 
 // claimed settles a claim that was promised took workers: one per claim
 // stays busy, the rest are free again. A claim that found the queue empty
-// ends every tenant's overflow.
+// ends the backlog.
 func (w *workers) claimed(cs []store.Claim, took int, drained bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -168,8 +167,7 @@ func (w *workers) claimedToQueue(cs []store.Claim, took int, drained bool) {
 
 func (w *workers) settleDrained(drained bool) {
 	if drained {
-		clear(w.overflow)
-		w.unknown = false
+		w.backlog = false
 	}
 }
 
@@ -181,12 +179,12 @@ func (w *workers) done(t store.Tenant) {
 	decrement(w.byTenant, t)
 }
 
-// overflowing says whether some deliveries wait in the database's queue
-// because this node's was full.
-func (w *workers) overflowing() bool {
+// backlogged says whether some deliveries may wait in the database's
+// queue (see backlog).
+func (w *workers) backlogged() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.overflow) > 0 || w.unknown
+	return w.backlog
 }
 
 // queuedRunnable is how many deliveries wait here for a worker whose
@@ -223,7 +221,7 @@ func (w *workers) setOpen(open bool) (dropped []store.Claim) {
 	defer w.mu.Unlock()
 	w.open = open
 	if open {
-		w.unknown = true
+		w.backlog = true
 	} else {
 		for _, t := range w.turn {
 			dropped = append(dropped, w.queued[t]...)
