@@ -53,8 +53,7 @@ func TestHandoff_DeliversWithoutWaitingForAPoll(t *testing.T) {
 // once.
 func TestHandoff_OverflowIsClaimedWithinTheCap(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		gate := make(chan struct{})
-		rc, _, most := gatedReceiver(t, gate)
+		rc, release, _, most := gatedReceiver(t)
 		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
 		opts := testOptions() // 4 workers, 2 per tenant: a queue of 8
 		opts.PollInterval = time.Hour
@@ -64,7 +63,7 @@ func TestHandoff_OverflowIsClaimedWithinTheCap(t *testing.T) {
 		for range n {
 			emit(t, db, tn, "TEST")
 		}
-		close(gate)
+		release()
 		drive(t, nil, 0, func() bool { return len(rc.delivered()) == n })
 		if got := len(rc.all()); got != n {
 			t.Fatalf("%d requests for %d events", got, n)
@@ -75,9 +74,12 @@ func TestHandoff_OverflowIsClaimedWithinTheCap(t *testing.T) {
 	})
 }
 
-// gatedReceiver answers 200 once gate is closed; inFlight counts the
-// requests it holds, most the largest number at once.
-func gatedReceiver(t *testing.T, gate <-chan struct{}) (rc *receiver, inFlight, most *atomic.Int32) {
+// gatedReceiver answers 200 once release is called; inFlight counts the
+// requests it holds, most the largest number at once. release also runs at
+// the test's end, before the receiver's own cleanup (last in, first out), so
+// a failing check does not leave its requests hanging.
+func gatedReceiver(t *testing.T) (rc *receiver, release func(), inFlight, most *atomic.Int32) {
+	gate := make(chan struct{})
 	inFlight, most = new(atomic.Int32), new(atomic.Int32)
 	rc = newReceiver(t, func(http.ResponseWriter, *http.Request) int {
 		n := inFlight.Add(1)
@@ -91,7 +93,9 @@ func gatedReceiver(t *testing.T, gate <-chan struct{}) (rc *receiver, inFlight, 
 		inFlight.Add(-1)
 		return http.StatusOK
 	})
-	return rc, inFlight, most
+	release = sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	return rc, release, inFlight, most
 }
 
 func claimOf(t store.Tenant, id string) store.Claim {
@@ -323,10 +327,7 @@ func TestRunner_RestartTakesBackItsPredecessorsLeases(t *testing.T) {
 // backlog, and every event goes out once.
 func TestHandoff_HandOversDuringABacklogAfterAStart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		gate := make(chan struct{})
-		rcA, inFlight, most := gatedReceiver(t, gate)
-		release := sync.OnceFunc(func() { close(gate) })
-		t.Cleanup(release)
+		rcA, release, inFlight, most := gatedReceiver(t)
 		rcB := newReceiver(t, func(http.ResponseWriter, *http.Request) int { return http.StatusOK })
 		a := newTenant(t, db, store.EnvSandbox, rcA.URL("/hook"))
 		b := newTenant(t, db, store.EnvSandbox, rcB.URL("/hook"))
@@ -364,12 +365,7 @@ func TestHandoff_HandOversDuringABacklogAfterAStart(t *testing.T) {
 // attempts in flight, and every event goes out once.
 func TestRunner_BacklogClaimsFillTheQueue(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		gate := make(chan struct{})
-		rc, inFlight, most := gatedReceiver(t, gate)
-		// Runs before the receiver's own cleanup (last in, first out), so a
-		// failing check does not leave its requests hanging.
-		release := sync.OnceFunc(func() { close(gate) })
-		t.Cleanup(release)
+		rc, release, inFlight, most := gatedReceiver(t)
 		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
 		var ids []string
 		for range 20 {
