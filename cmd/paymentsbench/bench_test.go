@@ -107,7 +107,7 @@ func TestReportText(t *testing.T) {
 
 // The receiver counts what it is sent.
 func TestWebhookSinkCounts(t *testing.T) {
-	url, received, stop, err := webhookSink()
+	url, received, stop, err := webhookSink(stall{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +124,32 @@ func TestWebhookSinkCounts(t *testing.T) {
 	}
 	if n := received(); n != 3 {
 		t.Fatalf("received %d, want 3", n)
+	}
+}
+
+// A hiccup holds the answers that arrive in it until its end, and only those.
+func TestStallWait(t *testing.T) {
+	ms := time.Millisecond
+	st := stall{Every: 10 * time.Second, For: 300 * ms}
+	for _, tc := range []struct {
+		elapsed, want time.Duration
+	}{
+		{0, 300 * ms},
+		{100 * ms, 200 * ms},
+		{300 * ms, 0},
+		{5 * time.Second, 0},
+		{10*time.Second + 299*ms, 1 * ms},
+		{10*time.Second + 300*ms, 0},
+	} {
+		if got := st.wait(tc.elapsed); got != tc.want {
+			t.Errorf("wait(%v) = %v, want %v", tc.elapsed, got, tc.want)
+		}
+	}
+	if got := (stall{For: 300 * ms}).wait(0); got != 0 {
+		t.Errorf("no interval: wait = %v, want 0", got)
+	}
+	if got := (stall{Every: time.Second}).wait(0); got != 0 {
+		t.Errorf("no length: wait = %v, want 0", got)
 	}
 }
 

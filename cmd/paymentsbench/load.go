@@ -37,16 +37,42 @@ type setupResult struct {
 	Fundings    int
 }
 
-// webhookSink answers every delivery 200 on loopback; it returns its URL,
-// a count of the requests received so far and a stop function.
-func webhookSink() (url string, received func() int64, stop func(), err error) {
+// stall is a receiver's hiccup: every Every, counted from the receiver's
+// start, it answers nothing for For (a pause, a deploy).
+type stall struct{ Every, For time.Duration }
+
+// wait is how long a delivery that arrives elapsed after the start holds
+// its answer: until the end of the hiccup it arrived in, if any.
+func (s stall) wait(elapsed time.Duration) time.Duration {
+	if s.Every <= 0 || s.For <= 0 {
+		return 0
+	}
+	if in := elapsed % s.Every; in < s.For {
+		return s.For - in
+	}
+	return 0
+}
+
+// webhookSink answers every delivery 200 on loopback, after st's hiccups;
+// it returns its URL, a count of the requests received so far and a stop
+// function.
+func webhookSink(st stall) (url string, received func() int64, stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, nil, err
 	}
 	var n atomic.Int64
+	start := time.Now()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
+		if d := st.wait(time.Since(start)); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+			}
+		}
 		w.WriteHeader(http.StatusOK)
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // closed by stop

@@ -82,6 +82,7 @@ type options struct {
 	fund, maxAmount                                   int64
 	mix                                               mix
 	settle                                            time.Duration
+	hookStall                                         stall
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -104,6 +105,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.mix.FX, "fx", 0, "share (0..1) of transfers that are cross-currency: USD to the other customer's EUR account")
 	fs.Float64Var(&o.mix.Payout, "payout", 0, "share (0..1) of transfers that are payouts: USD to the sender's own external bank account (sandbox ACH)")
 	fs.DurationVar(&o.settle, "settle", 90*time.Second, "with -payout, how long after the load to wait for the rail to settle every acknowledged payout")
+	fs.DurationVar(&o.hookStall.Every, "hook-stall-every", 0, "the webhook receiver hiccups at this interval (0: never): see -hook-stall")
+	fs.DurationVar(&o.hookStall.For, "hook-stall", 300*time.Millisecond, "with -hook-stall-every, how long each hiccup holds every answer")
 	fs.BoolVar(&o.check, "check", true, "check invariants after the run")
 	fs.IntVar(&o.sample, "check-sample", 500, "acknowledged transactions read back through the API (all are checked in the database)")
 	fs.DurationVar(&o.crashEvery, "crash-every", 0, "crash mode: SIGKILL and restart the spawned server at this interval")
@@ -215,11 +218,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	}
 	c := newClient(serverURL, o.token, o.concurrency+4)
 
-	hook, hooksReceived, stopHook, err := webhookSink()
+	hook, hooksReceived, stopHook, err := webhookSink(o.hookStall)
 	if err != nil {
 		return 2, err
 	}
 	defer stopHook()
+	if o.hookStall.Every > 0 {
+		logf("the webhook receiver answers nothing for %s every %s", o.hookStall.For, o.hookStall.Every)
+	}
 
 	logf("setup: %d customers, %d cents each", o.customers, o.fund)
 	setupStart := time.Now()
