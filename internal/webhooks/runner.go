@@ -17,8 +17,9 @@ import (
 // Options configure the delivery workers of one node. Zero values take the
 // defaults.
 type Options struct {
-	// Workers is how many deliveries this node makes at once (default 32:
-	// an attempt mostly waits on the receiver's network, not on this node).
+	// Workers is how many deliveries this node makes at once (default
+	// DefaultWorkers: an attempt mostly waits on the receiver's network, not
+	// on this node).
 	Workers int
 	// PerTenant caps one tenant's deliveries in flight, so a slow receiver
 	// leaves workers for the others (default Workers/2, at least 1).
@@ -56,10 +57,16 @@ type Options struct {
 	PurgeInterval time.Duration
 }
 
-// DefaultWorkers is Options.Workers' default. With 8, one tenant's 4 could
-// not keep up with a node's own events at a few hundred transfers a second
-// (4 events each) even on loopback; see docs/benchmarks.md.
-const DefaultWorkers = 32
+// DefaultWorkers is Options.Workers' default. A tenant's deliveries go out
+// at most PerTenant at a time, so one busy tenant's event rate is bounded
+// by PerTenant over the time an attempt takes, and that time grows when the
+// node's cores are busy. With 32 (16 per tenant), a node making 580
+// transfers a second (2,300 events) kept up only while nothing went wrong:
+// a receiver that paused for 300 ms every 10 s sent the node to its
+// database queue, where each delivery costs more, and the backlog grew
+// until the load stopped (22,753 pending after 45 s). With 128 none was
+// left (docs/benchmarks.md, "Seventh session").
+const DefaultWorkers = 128
 
 // MinRetention is the shortest time events are kept (the events API
 // promises at least 30 days).
@@ -115,7 +122,7 @@ func NewRunner(db *store.DB, log *slog.Logger, opts Options) *Runner {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Runner{db: db, log: log, opts: opts,
-		send: newSender(db, log, opts.RequestTimeout, opts.AllowPrivate, opts.RootCAs),
+		send: newSender(db, log, opts.RequestTimeout, opts.AllowPrivate, opts.RootCAs, opts.PerTenant),
 		rec:  newRecorder(db, log, opts.Backoff), w: newWorkers(opts.Workers, opts.PerTenant),
 		kick: make(chan struct{}, 1)}
 }

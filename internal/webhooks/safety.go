@@ -133,7 +133,10 @@ func isPublic(ip netip.Addr) bool {
 // (a 3xx is a failed attempt, and a redirect could point anywhere), never
 // uses a proxy (the dialer's check would then see the proxy, not the
 // receiver), and bounds every exchange by timeout.
-func newClient(p policy, timeout time.Duration, rootCAs *x509.CertPool) *http.Client {
+// idlePerHost is how many connections to one receiver stay open between
+// attempts: as many as one tenant's attempts at once (Options.PerTenant), so
+// a busy receiver's connections are reused, not redialled.
+func newClient(p policy, timeout time.Duration, rootCAs *x509.CertPool, idlePerHost int) *http.Client {
 	dialer := &net.Dialer{Timeout: min(timeout, 10*time.Second), KeepAlive: 30 * time.Second, Control: p.control}
 	tr := &http.Transport{
 		Proxy:                 nil,
@@ -142,10 +145,8 @@ func newClient(p policy, timeout time.Duration, rootCAs *x509.CertPool) *http.Cl
 		TLSHandshakeTimeout:   min(timeout, 10*time.Second),
 		ResponseHeaderTimeout: timeout,
 		ForceAttemptHTTP2:     true,
-		// As many as one tenant's attempts at once by default (PerTenant),
-		// so a busy receiver's connections are reused, not redialled.
-		MaxIdleConnsPerHost: DefaultWorkers / 2,
-		IdleConnTimeout:     90 * time.Second,
+		MaxIdleConnsPerHost:   idlePerHost,
+		IdleConnTimeout:       90 * time.Second,
 	}
 	return &http.Client{
 		Transport:     tr,

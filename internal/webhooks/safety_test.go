@@ -94,12 +94,12 @@ func TestClient_DialTimeCheck(t *testing.T) {
 	defer srv.Close()
 	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	for _, url := range []string{srv.URL, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)} {
-		_, err := newClient(productionPolicy(false), time.Second, pool).Get(url)
+		_, err := newClient(productionPolicy(false), time.Second, pool, 1).Get(url)
 		if !errors.Is(err, ErrUnsafeEndpoint) {
 			t.Fatalf("%s: production client reached loopback: %v", url, err)
 		}
 	}
-	resp, err := newClient(productionPolicy(true), time.Second, pool).Get(srv.URL)
+	resp, err := newClient(productionPolicy(true), time.Second, pool, 1).Get(srv.URL)
 	if err != nil {
 		t.Fatalf("with private addresses allowed: %v", err)
 	}
@@ -112,7 +112,7 @@ func TestClient_NoRedirects(t *testing.T) {
 	defer target.Close()
 	srv := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
 	defer srv.Close()
-	resp, err := newClient(sandboxPolicy, time.Second, nil).Post(srv.URL, "application/json", nil)
+	resp, err := newClient(sandboxPolicy, time.Second, nil, 1).Post(srv.URL, "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,12 +48,14 @@ type sender struct {
 	prodPolicy policy
 }
 
-func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, allowPrivate bool, rootCAs *x509.CertPool) *sender {
+// newSender makes a sender whose clients keep idlePerHost connections to
+// each receiver (see newClient).
+func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, allowPrivate bool, rootCAs *x509.CertPool, idlePerHost int) *sender {
 	prod := productionPolicy(allowPrivate)
 	return &sender{
 		db: db, log: log, config: &platformconfig.Service{DB: db}, key: &serviceKey{db: db},
-		sandbox:    newClient(sandboxPolicy, timeout, rootCAs),
-		production: newClient(prod, timeout, rootCAs),
+		sandbox:    newClient(sandboxPolicy, timeout, rootCAs, idlePerHost),
+		production: newClient(prod, timeout, rootCAs, idlePerHost),
 		prodPolicy: prod,
 	}
 }

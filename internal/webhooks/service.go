@@ -41,7 +41,7 @@ func NewService(db *store.DB, log *slog.Logger, opts ServiceOptions) *Service {
 	}
 	// The test webhook is sandbox-only, and sandbox endpoints may be any
 	// address, so the production address rule never applies here.
-	return &Service{db: db, send: newSender(db, log, opts.RequestTimeout, false, opts.RootCAs), timeout: opts.RequestTimeout}
+	return &Service{db: db, send: newSender(db, log, opts.RequestTimeout, false, opts.RootCAs, 1), timeout: opts.RequestTimeout}
 }
 
 // Event is an event as the events API shows it: the envelope a receiver
