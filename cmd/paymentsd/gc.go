@@ -13,18 +13,16 @@ import (
 // CPU (docs/benchmarks.md, "Seventh session").
 const defaultGCPercent = 400
 
-// gcPercent returns the target to set, or false to leave Go's (the operator's
-// GOGC, including "off", always wins).
-func gcPercent(lookup func(string) (string, bool)) (int, bool) {
-	if v, ok := lookup("GOGC"); ok && v != "" {
-		return 0, false
-	}
-	return defaultGCPercent, true
+// gogcSet says whether the operator chose the collector's target; theirs,
+// "off" included, always wins.
+func gogcSet(lookup func(string) (string, bool)) bool {
+	v, ok := lookup("GOGC")
+	return ok && v != ""
 }
 
-// tuneGC applies gcPercent to this process.
+// tuneGC sets defaultGCPercent for this process unless GOGC is set.
 func tuneGC() {
-	if p, ok := gcPercent(os.LookupEnv); ok {
-		debug.SetGCPercent(p)
+	if !gogcSet(os.LookupEnv) {
+		debug.SetGCPercent(defaultGCPercent)
 	}
 }
