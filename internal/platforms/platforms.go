@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/id"
@@ -27,7 +28,7 @@ type Created struct {
 // Create makes a platform with one TRANSACT token per environment.
 func Create(ctx context.Context, db *store.DB, name string, isDefault bool) (Created, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 255 {
+	if name == "" || utf8.RuneCountInString(name) > 255 {
 		return Created{}, errors.New("platform name must be 1 to 255 characters")
 	}
 	var out Created

@@ -65,6 +65,13 @@ func TestCreate_RefusesBadNamesAndStoresNothing(t *testing.T) {
 		if _, err := Create(ctx, db, strings.Repeat("n", 255), false); err != nil {
 			t.Fatalf("255 characters are allowed: %v", err)
 		}
+		// Characters, not bytes: 255 two-byte characters are allowed too.
+		if _, err := Create(ctx, db, strings.Repeat("é", 255), false); err != nil {
+			t.Fatalf("255 non-ASCII characters are allowed: %v", err)
+		}
+		if _, err := Create(ctx, db, strings.Repeat("é", 256), false); err == nil {
+			t.Fatal("256 characters accepted")
+		}
 	})
 }
 
