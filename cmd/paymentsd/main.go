@@ -64,7 +64,7 @@ type settings struct {
 	maxBodyBytes    int64
 	shutdownTimeout time.Duration
 	webhookWorkers  int
-	webhookPrivate  bool
+	webhookPrivate  webhooks.Addresses
 	blobDir         string
 	publicURL       string
 	pprofAddr       string
@@ -119,8 +119,13 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on SIGTERM")
 	fs.IntVar(&s.webhookWorkers, "webhook-workers", int(envInt("PAYMENTS_WEBHOOK_WORKERS", webhooks.DefaultWorkers)),
 		"webhook deliveries this node makes at once ($PAYMENTS_WEBHOOK_WORKERS)")
-	fs.BoolVar(&s.webhookPrivate, "webhook-allow-private", envBool("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", false),
-		"let production webhook endpoints resolve to loopback or private addresses ($PAYMENTS_WEBHOOK_ALLOW_PRIVATE)")
+	var err error
+	if s.webhookPrivate, err = webhooks.ParseAddresses(os.Getenv("PAYMENTS_WEBHOOK_ALLOW_PRIVATE")); err != nil {
+		return s, fmt.Errorf("PAYMENTS_WEBHOOK_ALLOW_PRIVATE: %w", err)
+	}
+	fs.Var(addressesFlag{&s.webhookPrivate}, "webhook-allow-private",
+		"may webhook endpoints reach loopback, private and link-local addresses: true, false, or auto: only while a "+
+			"SQLite installation serves one platform (a laptop) ($PAYMENTS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&s.blobDir, "blob-dir", env("PAYMENTS_BLOB_DIR", ""),
 		"directory of uploaded files (KYC documents, bulk CSVs); default: blobs/ beside the SQLite file, else ./data/blobs ($PAYMENTS_BLOB_DIR)")
 	fs.StringVar(&s.publicURL, "public-url", env("PAYMENTS_PUBLIC_URL", ""),
@@ -149,6 +154,37 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	}
 	return s, nil
 }
+
+func addressesMeaning(a webhooks.Addresses) string {
+	switch a {
+	case webhooks.AddressesAny:
+		return "any address, including loopback and private networks"
+	case webhooks.AddressesPublic:
+		return "public addresses only"
+	}
+	return "any address while this is a SQLite installation serving one platform, else public addresses only"
+}
+
+// addressesFlag is --webhook-allow-private: auto, true or false; alone,
+// true.
+type addressesFlag struct{ v *webhooks.Addresses }
+
+func (f addressesFlag) String() string {
+	if f.v == nil {
+		return webhooks.AddressesAuto.String()
+	}
+	return f.v.String()
+}
+
+func (f addressesFlag) Set(s string) error {
+	a, err := webhooks.ParseAddresses(s)
+	if err == nil {
+		*f.v = a
+	}
+	return err
+}
+
+func (f addressesFlag) IsBoolFlag() bool { return true }
 
 // rateLimitOption maps the flag to httpapi.Options: the flag documents "0 or
 // less disables", while the zero Options value means "the default".
@@ -213,8 +249,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	log.Info("webhook endpoints", "allow_private", cfg.webhookPrivate.String(), "means", addressesMeaning(cfg.webhookPrivate))
 	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
-		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL})
+		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate})
 	if err != nil {
 		return err
 	}
@@ -234,7 +271,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooksDone := make(chan struct{})
 	go func() {
 		defer close(hooksDone)
-		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate,
+		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, Addresses: cfg.webhookPrivate,
 			NodeID: nodeID(ln.Addr().String())})
 	}()
 	// Rail settlement, failures and returns; PAYMENTS_SANDBOX_CLOCK_FACTOR scales sandbox rail time (docs/sandbox.md).

@@ -72,7 +72,7 @@ func BenchmarkDeliver(b *testing.B) {
 						rctx, cancel := context.WithCancel(context.Background())
 						done := make(chan struct{})
 						began, cpuBefore := time.Now(), processCPU()
-						go func() { Run(rctx, db, nil, Options{}); close(done) }()
+						go func() { Run(rctx, db, nil, Options{Addresses: AddressesAny}); close(done) }()
 						benchWaitDelivered(b, target, &ok, benchEvents)
 						elapsed += time.Since(began)
 						cpu += processCPU() - cpuBefore
