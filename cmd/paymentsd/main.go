@@ -2,6 +2,8 @@
 //
 //	paymentsd [serve] [flags]               run the HTTP API (default)
 //	paymentsd platforms create --name NAME  create a platform, print its tokens as JSON
+//	paymentsd keys generate                 print a new key-encryption key (id:base64)
+//	paymentsd keys rotate [flags]           re-seal the stored secrets under a new key
 //
 // Configuration comes from flags, or from the environment variables named in
 // each flag's help; a flag wins over its variable.
@@ -43,11 +45,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) >= 2 && args[0] == "platforms" && args[1] == "create" {
 		return platformsCreate(ctx, args[2:], stdout, stderr)
 	}
+	if len(args) >= 2 && args[0] == "keys" && args[1] == "generate" {
+		return keysGenerate(stdout)
+	}
+	if len(args) >= 2 && args[0] == "keys" && args[1] == "rotate" {
+		return keysRotate(ctx, args[2:], stdout, stderr)
+	}
 	if len(args) >= 1 && args[0] == "serve" {
 		args = args[1:]
 	}
 	if len(args) >= 1 && !strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("unknown command %q (commands: serve, platforms create)", args[0])
+		return fmt.Errorf("unknown command %q (commands: serve, platforms create, keys generate, keys rotate)", args[0])
 	}
 	return serve(ctx, args, stdout, stderr)
 }
@@ -56,6 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type settings struct {
 	addr            string
 	databaseURL     string
+	keysFile        string
 	logLevel        string
 	logFormat       string
 	sandboxToken    string
@@ -110,6 +119,7 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&s.addr, "addr", env("PAYMENTS_ADDR", "127.0.0.1:8080"), "listen address ($PAYMENTS_ADDR)")
 	databaseFlag(fs, &s.databaseURL)
+	keysFlag(fs, &s.keysFile)
 	fs.StringVar(&s.logLevel, "log-level", env("PAYMENTS_LOG_LEVEL", "info"), "debug, info, warn or error ($PAYMENTS_LOG_LEVEL)")
 	fs.StringVar(&s.logFormat, "log-format", env("PAYMENTS_LOG_FORMAT", "json"), "json or text ($PAYMENTS_LOG_FORMAT)")
 	fs.Float64Var(&s.rateLimit, "rate-limit", envFloat("PAYMENTS_RATE_LIMIT", 100),
@@ -223,13 +233,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	db, err := store.Open(ctx, cfg.databaseURL, store.Options{BatchWorkers: cfg.pgGroupCommit})
+	kr, err := loadKeyring(cfg.databaseURL, cfg.keysFile, log)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.databaseURL, store.Options{BatchWorkers: cfg.pgGroupCommit, Keyring: kr})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	version, _ := db.SchemaVersion(ctx)
 	log.Info("database ready", "engine", string(db.Engine()), "schema_version", version)
+	if err := sealSecrets(ctx, db, log); err != nil {
+		return err
+	}
 
 	p, created, err := platforms.Bootstrap(ctx, db)
 	if err != nil {
@@ -339,13 +356,19 @@ func platformsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	var name, dbURL string
 	fs.StringVar(&name, "name", "", "platform name (required)")
 	databaseFlag(fs, &dbURL)
+	var keysFile string
+	keysFlag(fs, &keysFile)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(name) == "" {
 		return errors.New("--name is required")
 	}
-	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2})
+	kr, err := loadKeyring(dbURL, keysFile, slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2, Keyring: kr})
 	if err != nil {
 		return err
 	}
