@@ -96,7 +96,7 @@ func TestSandboxWebhookTest_NoBodyFromInternalAddress(t *testing.T) {
 		}
 		e.srv = strict
 		r := e.do("POST", "/sandbox/webhooks/test", nil)
-		expect(t, r, http.StatusBadRequest, "WEBHOOK_DELIVERY_ERROR")
+		expect(t, r, http.StatusBadRequest, "WEBHOOK_DELIVERY_ERROR") // R-ERR-07: this code is a 400
 		if strings.Contains(string(r.Body), "admin-password") || !strings.Contains(string(r.Body), "not a public address") {
 			t.Fatalf("test webhook: %s", r.Body)
 		}
