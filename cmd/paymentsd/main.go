@@ -101,13 +101,6 @@ func envInt(name string, def int64) int64 {
 	return def
 }
 
-func envBool(name string, def bool) bool {
-	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
 func databaseFlag(fs *flag.FlagSet, dst *string) {
 	fs.StringVar(dst, "database-url", env("PAYMENTS_DATABASE_URL", "sqlite:./data/payments.db"),
 		"database: sqlite:PATH or postgres://… ($PAYMENTS_DATABASE_URL)")
