@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -61,6 +63,9 @@ func (s *server) start(ctx context.Context) error {
 		"-log-level", "warn", "-shutdown-timeout", "1s"}, s.extraArgs...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Env = append(os.Environ(), "PAYMENTS_SANDBOX_TOKEN="+s.creds, "PAYMENTS_DATABASE_URL="+s.dbURL)
+	if k := benchKeys(s.dbURL); k != "" {
+		cmd.Env = append(cmd.Env, "PAYMENTS_KEYS="+k)
+	}
 	cmd.Stdout, cmd.Stderr = s.logw, s.logw
 	if err := cmd.Start(); err != nil {
 		return err
@@ -281,4 +286,18 @@ func parseProcessRSS(r io.Reader) int64 {
 		}
 	}
 	return 0
+}
+
+// benchKeys gives a spawned server on PostgreSQL, which does not start
+// without key-encryption keys, a key derived from the database URL, so that
+// every process the tool starts on one benchmark database (restarts, seed
+// then reads) seals and opens with the same key. Benchmark databases are
+// throwaway; an operator's own PAYMENTS_KEYS or PAYMENTS_KEYS_FILE wins.
+// SQLite needs none: paymentsd keeps a key file beside the database.
+func benchKeys(dbURL string) string {
+	if os.Getenv("PAYMENTS_KEYS") != "" || os.Getenv("PAYMENTS_KEYS_FILE") != "" || strings.HasPrefix(dbURL, "sqlite:") {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("paymentsbench key for " + dbURL))
+	return "bench:" + base64.StdEncoding.EncodeToString(sum[:])
 }

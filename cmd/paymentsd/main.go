@@ -2,6 +2,8 @@
 //
 //	paymentsd [serve] [flags]               run the HTTP API (default)
 //	paymentsd platforms create --name NAME  create a platform, print its tokens as JSON
+//	paymentsd keys generate                 print a new key-encryption key (id:base64)
+//	paymentsd keys rotate [flags]           re-seal the stored secrets under a new key
 //
 // Configuration comes from flags, or from the environment variables named in
 // each flag's help; a flag wins over its variable.
@@ -43,11 +45,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) >= 2 && args[0] == "platforms" && args[1] == "create" {
 		return platformsCreate(ctx, args[2:], stdout, stderr)
 	}
+	if len(args) >= 2 && args[0] == "keys" && args[1] == "generate" {
+		return keysGenerate(stdout)
+	}
+	if len(args) >= 2 && args[0] == "keys" && args[1] == "rotate" {
+		return keysRotate(ctx, args[2:], stdout, stderr)
+	}
 	if len(args) >= 1 && args[0] == "serve" {
 		args = args[1:]
 	}
 	if len(args) >= 1 && !strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("unknown command %q (commands: serve, platforms create)", args[0])
+		return fmt.Errorf("unknown command %q (commands: serve, platforms create, keys generate, keys rotate)", args[0])
 	}
 	return serve(ctx, args, stdout, stderr)
 }
@@ -56,6 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type settings struct {
 	addr            string
 	databaseURL     string
+	keysFile        string
 	logLevel        string
 	logFormat       string
 	sandboxToken    string
@@ -64,7 +73,7 @@ type settings struct {
 	maxBodyBytes    int64
 	shutdownTimeout time.Duration
 	webhookWorkers  int
-	webhookPrivate  bool
+	webhookPrivate  webhooks.Addresses
 	blobDir         string
 	publicURL       string
 	pprofAddr       string
@@ -92,13 +101,6 @@ func envInt(name string, def int64) int64 {
 	return def
 }
 
-func envBool(name string, def bool) bool {
-	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
 func databaseFlag(fs *flag.FlagSet, dst *string) {
 	fs.StringVar(dst, "database-url", env("PAYMENTS_DATABASE_URL", "sqlite:./data/payments.db"),
 		"database: sqlite:PATH or postgres://… ($PAYMENTS_DATABASE_URL)")
@@ -110,6 +112,7 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&s.addr, "addr", env("PAYMENTS_ADDR", "127.0.0.1:8080"), "listen address ($PAYMENTS_ADDR)")
 	databaseFlag(fs, &s.databaseURL)
+	keysFlag(fs, &s.keysFile)
 	fs.StringVar(&s.logLevel, "log-level", env("PAYMENTS_LOG_LEVEL", "info"), "debug, info, warn or error ($PAYMENTS_LOG_LEVEL)")
 	fs.StringVar(&s.logFormat, "log-format", env("PAYMENTS_LOG_FORMAT", "json"), "json or text ($PAYMENTS_LOG_FORMAT)")
 	fs.Float64Var(&s.rateLimit, "rate-limit", envFloat("PAYMENTS_RATE_LIMIT", 100),
@@ -119,8 +122,13 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on SIGTERM")
 	fs.IntVar(&s.webhookWorkers, "webhook-workers", int(envInt("PAYMENTS_WEBHOOK_WORKERS", webhooks.DefaultWorkers)),
 		"webhook deliveries this node makes at once ($PAYMENTS_WEBHOOK_WORKERS)")
-	fs.BoolVar(&s.webhookPrivate, "webhook-allow-private", envBool("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", false),
-		"let production webhook endpoints resolve to loopback or private addresses ($PAYMENTS_WEBHOOK_ALLOW_PRIVATE)")
+	var err error
+	if s.webhookPrivate, err = webhooks.ParseAddresses(os.Getenv("PAYMENTS_WEBHOOK_ALLOW_PRIVATE")); err != nil {
+		return s, fmt.Errorf("PAYMENTS_WEBHOOK_ALLOW_PRIVATE: %w", err)
+	}
+	fs.Var(addressesFlag{&s.webhookPrivate}, "webhook-allow-private",
+		"may webhook endpoints reach loopback, private and link-local addresses: true, false, or auto: only while a "+
+			"SQLite installation serves one platform (a laptop) ($PAYMENTS_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&s.blobDir, "blob-dir", env("PAYMENTS_BLOB_DIR", ""),
 		"directory of uploaded files (KYC documents, bulk CSVs); default: blobs/ beside the SQLite file, else ./data/blobs ($PAYMENTS_BLOB_DIR)")
 	fs.StringVar(&s.publicURL, "public-url", env("PAYMENTS_PUBLIC_URL", ""),
@@ -149,6 +157,37 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	}
 	return s, nil
 }
+
+func addressesMeaning(a webhooks.Addresses) string {
+	switch a {
+	case webhooks.AddressesAny:
+		return "any address, including loopback and private networks"
+	case webhooks.AddressesPublic:
+		return "public addresses only"
+	}
+	return "any address while this is a SQLite installation serving one platform, else public addresses only"
+}
+
+// addressesFlag is --webhook-allow-private: auto, true or false; alone,
+// true.
+type addressesFlag struct{ v *webhooks.Addresses }
+
+func (f addressesFlag) String() string {
+	if f.v == nil {
+		return webhooks.AddressesAuto.String()
+	}
+	return f.v.String()
+}
+
+func (f addressesFlag) Set(s string) error {
+	a, err := webhooks.ParseAddresses(s)
+	if err == nil {
+		*f.v = a
+	}
+	return err
+}
+
+func (f addressesFlag) IsBoolFlag() bool { return true }
 
 // rateLimitOption maps the flag to httpapi.Options: the flag documents "0 or
 // less disables", while the zero Options value means "the default".
@@ -187,13 +226,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	db, err := store.Open(ctx, cfg.databaseURL, store.Options{BatchWorkers: cfg.pgGroupCommit})
+	kr, err := loadKeyring(cfg.databaseURL, cfg.keysFile, log)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.databaseURL, store.Options{BatchWorkers: cfg.pgGroupCommit, Keyring: kr})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	version, _ := db.SchemaVersion(ctx)
 	log.Info("database ready", "engine", string(db.Engine()), "schema_version", version)
+	if err := sealSecrets(ctx, db, log); err != nil {
+		return err
+	}
 
 	p, created, err := platforms.Bootstrap(ctx, db)
 	if err != nil {
@@ -213,8 +259,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	log.Info("webhook endpoints", "allow_private", cfg.webhookPrivate.String(), "means", addressesMeaning(cfg.webhookPrivate))
 	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
-		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL})
+		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate})
 	if err != nil {
 		return err
 	}
@@ -234,7 +281,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hooksDone := make(chan struct{})
 	go func() {
 		defer close(hooksDone)
-		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate,
+		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, Addresses: cfg.webhookPrivate,
 			NodeID: nodeID(ln.Addr().String())})
 	}()
 	// Rail settlement, failures and returns; PAYMENTS_SANDBOX_CLOCK_FACTOR scales sandbox rail time (docs/sandbox.md).
@@ -302,13 +349,19 @@ func platformsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	var name, dbURL string
 	fs.StringVar(&name, "name", "", "platform name (required)")
 	databaseFlag(fs, &dbURL)
+	var keysFile string
+	keysFlag(fs, &keysFile)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(name) == "" {
 		return errors.New("--name is required")
 	}
-	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2})
+	kr, err := loadKeyring(dbURL, keysFile, slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2, Keyring: kr})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
 
 // --rate-limit 0 (or less) disables limiting, as its help says; the zero
@@ -95,5 +98,32 @@ func TestPgGroupCommitFlag(t *testing.T) {
 	}
 	if s, err := parseServe([]string{"-pg-group-commit", "1"}, io.Discard); err != nil || s.pgGroupCommit != 1 {
 		t.Fatalf("from the flag %d (%v), want 1", s.pgGroupCommit, err)
+	}
+}
+
+// Which addresses webhook endpoints may reach: auto unless told; the flag
+// alone means true; an unreadable variable stops the start.
+func TestWebhookAllowPrivateFlag(t *testing.T) {
+	t.Setenv("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", "")
+	for _, c := range []struct {
+		args []string
+		want webhooks.Addresses
+	}{
+		{nil, webhooks.AddressesAuto},
+		{[]string{"--webhook-allow-private"}, webhooks.AddressesAny},
+		{[]string{"--webhook-allow-private=false"}, webhooks.AddressesPublic},
+		{[]string{"--webhook-allow-private=auto"}, webhooks.AddressesAuto},
+	} {
+		if s, err := parseServe(c.args, io.Discard); err != nil || s.webhookPrivate != c.want {
+			t.Errorf("%v: %v (%v), want %v", c.args, s.webhookPrivate, err, c.want)
+		}
+	}
+	t.Setenv("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", "false")
+	if s, err := parseServe(nil, io.Discard); err != nil || s.webhookPrivate != webhooks.AddressesPublic {
+		t.Errorf("from the environment: %v (%v)", s.webhookPrivate, err)
+	}
+	t.Setenv("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", "sometimes")
+	if _, err := parseServe(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "PAYMENTS_WEBHOOK_ALLOW_PRIVATE") {
+		t.Errorf("unreadable setting: %v", err)
 	}
 }

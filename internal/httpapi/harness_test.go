@@ -17,6 +17,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/platforms"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
+	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
 
 // env is one server over one fresh store, with the default platform's two
@@ -60,6 +61,9 @@ func newEnv(t *testing.T, db *store.DB, opts Options) *env {
 	}
 	if opts.RateLimit == 0 {
 		opts.RateLimit = -1
+	}
+	if opts.WebhookAddresses == 0 { // the receivers of tests listen on loopback
+		opts.WebhookAddresses = webhooks.AddressesAny
 	}
 	e := &env{t: t, db: db, platformID: p.ID, sandbox: created.SandboxToken, production: created.ProductionToken,
 		logs: &syncBuffer{}, undocumented: map[string]bool{}}

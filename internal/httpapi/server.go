@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/ratelimit"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/tokens"
+	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
 
 // Version is the API major version, the first path segment (R-VER-01).
@@ -41,6 +42,11 @@ type Options struct {
 	// host, no trailing slash), the base of hosted KYC links; empty uses
 	// the request's Host over http.
 	PublicURL string
+	// WebhookAddresses says which addresses webhook endpoints may reach,
+	// checked when an endpoint is configured and when the test webhook is
+	// sent (default webhooks.AddressesAuto; cmd/paymentsd passes the same
+	// setting to the delivery workers).
+	WebhookAddresses webhooks.Addresses
 }
 
 func (o *Options) defaults() {
@@ -70,6 +76,7 @@ type Server struct {
 	tokens  *tokens.Service
 	config  *platformconfig.Service
 	cursors *page.Codec
+	guard   *webhooks.Guard
 	log     *slog.Logger
 	metrics *metrics
 	limiter *ratelimit.Limiter
@@ -88,11 +95,13 @@ func New(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) (*Se
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	guard := webhooks.NewGuard(db, opts.WebhookAddresses)
 	s := &Server{
 		db:      db,
 		tokens:  &tokens.Service{DB: db},
-		config:  &platformconfig.Service{DB: db},
+		config:  &platformconfig.Service{DB: db, CheckWebhookEndpoint: guard.CheckEndpoint},
 		cursors: page.NewCodec(secret),
+		guard:   guard,
 		log:     log,
 		metrics: newMetrics(),
 		opts:    opts,

@@ -63,6 +63,9 @@ func (e *env) hookRunner(t *testing.T, opts webhooks.Options) (stop func()) {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 5 * time.Millisecond
 	}
+	if opts.Addresses == 0 { // the receivers of tests listen on loopback
+		opts.Addresses = webhooks.AddressesAny
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
@@ -121,7 +123,16 @@ func defaultDocument() document {
 // Service reads and changes configurations.
 type Service struct {
 	DB *store.DB
+	// CheckWebhookEndpoint, if set, judges a new webhookEndpoint of env
+	// beyond its form: the addresses it may reach (webhooks.Guard). A
+	// refusal wrapping ErrEndpointRefused becomes a 400 on webhookEndpoint;
+	// any other error is returned as is.
+	CheckWebhookEndpoint func(ctx context.Context, env, endpoint string) error
 }
+
+// ErrEndpointRefused is what CheckWebhookEndpoint wraps when it refuses an
+// endpoint (the webhooks package wraps it in its own refusals).
+var ErrEndpointRefused = errors.New("webhook endpoint refused")
 
 // Provision stores the default configuration for a new tenant, inside the
 // transaction that creates the platform.
@@ -149,6 +160,9 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, p Patch) (Config, 
 	if err := p.Validate(t.Env); err != nil {
 		return Config{}, err
 	}
+	if err := s.checkEndpoint(ctx, t.Env, p); err != nil {
+		return Config{}, err
+	}
 	var out store.PlatformConfig
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		row, err := tx.GetPlatformConfig(ctx, t, true)
@@ -171,6 +185,21 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, p Patch) (Config, 
 		return Config{}, err
 	}
 	return s.render(ctx, out)
+}
+
+// checkEndpoint runs CheckWebhookEndpoint on a new endpoint.
+func (s *Service) checkEndpoint(ctx context.Context, env string, p Patch) error {
+	v := p.WebhookEndpoint.Ptr()
+	if v == nil || s.CheckWebhookEndpoint == nil {
+		return nil
+	}
+	err := s.CheckWebhookEndpoint(ctx, env, *v)
+	if !errors.Is(err, ErrEndpointRefused) {
+		return err
+	}
+	var f apierr.Fields
+	f.Add("webhookEndpoint", apierr.Format, "%s", strings.TrimPrefix(err.Error(), ErrEndpointRefused.Error()+": "))
+	return f.Err()
 }
 
 func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config, error) {

@@ -88,7 +88,9 @@ func Bootstrap(ctx context.Context, db *store.DB) (p store.Platform, created *Cr
 
 // EnsureToken makes the exact credentials "clientId:secret" exist as a
 // TRANSACT token of platformID in env, creating or resetting the token. A
-// client id that belongs to another platform is refused.
+// client id that belongs to another platform is refused. The secret, chosen
+// by the operator, is stored as a keyed hash (auth.HashSecretKeyed); a
+// start with the same credentials rewrites a bare SHA-256 stored before.
 func EnsureToken(ctx context.Context, db *store.DB, platformID, env, credentials string) error {
 	clientID, secret, ok := strings.Cut(credentials, ":")
 	if !ok || clientID == "" || secret == "" {
@@ -97,9 +99,18 @@ func EnsureToken(ctx context.Context, db *store.DB, platformID, env, credentials
 	if len(clientID) > 128 || strings.ContainsAny(clientID, " \t\r\n") {
 		return fmt.Errorf("token id must be at most 128 characters without spaces")
 	}
+	if env == store.EnvProduction {
+		if err := StrongEnough(secret); err != nil {
+			return err
+		}
+	}
+	key, err := db.ServerSecret(ctx, auth.TokenHashKey)
+	if err != nil {
+		return err
+	}
 	return db.InTx(ctx, func(tx *store.Tx) error {
 		now := tx.Now().UTC().Truncate(time.Microsecond)
-		want := store.Token{PlatformID: platformID, Env: env, ClientID: clientID, SecretHash: auth.HashSecret(secret),
+		want := store.Token{PlatformID: platformID, Env: env, ClientID: clientID, SecretHash: auth.HashSecretKeyed(secret, key),
 			Permissions: []string{auth.Transact}, UpdatedAt: now}
 		cur, err := tx.TokenByClientID(ctx, clientID)
 		switch {
@@ -113,4 +124,28 @@ func EnsureToken(ctx context.Context, db *store.DB, platformID, env, credentials
 		}
 		return tx.ResetToken(ctx, want)
 	})
+}
+
+// Minimum strength of an operator-chosen production secret: production
+// credentials move real money, and a short or repetitive secret can be
+// guessed over the network. (Sandbox secrets are not held to it: the README
+// quickstart uses demo-sandbox:demo-secret on a laptop; both are stored as
+// keyed hashes.)
+const (
+	minSecretLen      = 20
+	minDistinctSecret = 8
+)
+
+// StrongEnough refuses an operator-chosen production secret that is short
+// or made of few distinct characters.
+func StrongEnough(secret string) error {
+	distinct := map[rune]bool{}
+	for _, r := range secret {
+		distinct[r] = true
+	}
+	if utf8.RuneCountInString(secret) < minSecretLen || len(distinct) < minDistinctSecret {
+		return fmt.Errorf("the production secret is too weak: use at least %d characters, at least %d of them different "+
+			"(for example the output of `openssl rand -hex 32`)", minSecretLen, minDistinctSecret)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/paymentsd/paymentsd/internal/keyring"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,9 @@ type DB struct {
 
 	settings *settingsCache // settings.go
 
+	secretsMu     sync.Mutex
+	serverSecrets map[string][]byte // secrets.go: opened server secrets, by name
+
 	handoff atomic.Pointer[handoffReg] // handoff.go
 
 	batchOnce sync.Once
@@ -60,6 +64,10 @@ type Options struct {
 	// -pg-group-commit sets it to measure that). SQLite always batches,
 	// with one worker: it has one writer.
 	BatchWorkers int
+	// Keyring seals the secrets the store keeps (server secrets, webhook
+	// secrets, the webhook signing key; secrets.go). Without one, reading or
+	// writing them fails; everything else works.
+	Keyring *keyring.Keyring
 }
 
 // Open connects to url: "sqlite:PATH" (the directory is created if missing)
@@ -68,7 +76,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{now: time.Now, opts: opts, settings: newSettingsCache()}
+	db := &DB{now: time.Now, opts: opts, settings: newSettingsCache(), serverSecrets: map[string][]byte{}}
 	switch {
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
@@ -181,7 +189,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Read returns a querier for reads outside a transaction.
 func (db *DB) Read() Q {
-	return Q{engine: db.engine, x: db.read, now: db.now, stmts: db.readStmts, settings: db.settings}
+	return Q{engine: db.engine, x: db.read, now: db.now, stmts: db.readStmts, settings: db.settings, keys: db.opts.Keyring}
 }
 
 // Tx is a write transaction. Its Q methods run inside it.
@@ -235,7 +243,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 
 func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
 	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}, outbox: &outbox{handed: db.newHandoffs()},
-		settings: db.settings, staleSettings: map[settingKey]struct{}{}}
+		settings: db.settings, staleSettings: map[settingKey]struct{}{}, keys: db.opts.Keyring}
 	if db.writeStmts != nil {
 		q.stmts, q.tx, q.txStmts = db.writeStmts, sqlTx, map[string]*sql.Stmt{}
 	}
@@ -244,5 +252,5 @@ func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
 
 // Write returns a querier for single-statement writes outside a transaction.
 func (db *DB) Write() Q {
-	return Q{engine: db.engine, x: db.write, now: db.now, stmts: db.writeStmts, settings: db.settings}
+	return Q{engine: db.engine, x: db.write, now: db.now, stmts: db.writeStmts, settings: db.settings, keys: db.opts.Keyring}
 }

@@ -97,3 +97,13 @@ func (db *DB) LedgerBucketsForTest(ctx context.Context) (map[LedgerBucketKey]int
 func (q Q) QueryRowForTest(ctx context.Context, query string, dest ...any) error {
 	return classify(q.queryRow(ctx, query).Scan(dest...))
 }
+
+// QueryString returns the one text value query selects.
+func (db *DB) QueryString(ctx context.Context, query string, args ...any) (string, error) {
+	var s string
+	err := db.Read().queryRow(ctx, query, args...).Scan(&s)
+	return s, classify(err)
+}
+
+// DropKeyring makes db a store opened without a key ring.
+func (db *DB) DropKeyring() { db.opts.Keyring = nil }

@@ -61,3 +61,10 @@ func (q Q) ListPlatforms(ctx context.Context) ([]Platform, error) {
 	}
 	return out, classify(rows.Err())
 }
+
+// CountPlatforms returns how many platforms the installation serves.
+func (q Q) CountPlatforms(ctx context.Context) (int, error) {
+	var n int
+	err := q.queryRow(ctx, `SELECT COUNT(*) FROM platforms`).Scan(&n)
+	return n, classify(err)
+}

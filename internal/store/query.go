@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/paymentsd/paymentsd/internal/keyring"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,8 @@ type Q struct {
 	// a transaction, what it wrote of them (settings.go).
 	settings      *settingsCache
 	staleSettings map[settingKey]struct{}
+	// keys seals and opens secrets at rest (secrets.go); nil: none given.
+	keys *keyring.Keyring
 }
 
 // Engine reports the engine behind q.

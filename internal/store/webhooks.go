@@ -698,8 +698,9 @@ func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int
 	return n, err
 }
 
-// WebhookSecret is one of a tenant's Standard Webhooks secrets, stored in
-// its "whsec_…" form. ExpiresAt is nil for the current secret.
+// WebhookSecret is one of a tenant's Standard Webhooks secrets in its
+// "whsec_…" form, sealed at rest (secrets.go). ExpiresAt is nil for the
+// current secret.
 type WebhookSecret struct {
 	ID        string
 	Tenant    Tenant
@@ -712,8 +713,12 @@ type WebhookSecret struct {
 // for the tenant is ErrConflict.
 func (q Q) InsertWebhookSecret(ctx context.Context, s WebhookSecret) error {
 	defer q.changed(settingKey{kind: settingSecrets, tenant: s.Tenant})
-	_, err := q.exec(ctx, `INSERT INTO webhook_secrets (id, platform_id, env, secret, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, s.ID, s.Tenant.PlatformID, s.Tenant.Env, s.Secret, toMicros(s.CreatedAt),
+	sealed, err := q.seal("webhook_secrets", s.ID, s.Secret)
+	if err != nil {
+		return err
+	}
+	_, err = q.exec(ctx, `INSERT INTO webhook_secrets (id, platform_id, env, secret, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, s.ID, s.Tenant.PlatformID, s.Tenant.Env, sealed, toMicros(s.CreatedAt),
 		nullMicros(s.ExpiresAt))
 	return err
 }
@@ -735,6 +740,9 @@ func (q Q) ActiveWebhookSecrets(ctx context.Context, t Tenant, at time.Time) ([]
 		var expires sql.NullInt64
 		if err := rows.Scan(&s.ID, &s.Secret, &created, &expires); err != nil {
 			return nil, classify(err)
+		}
+		if s.Secret, err = q.open("webhook_secrets", s.ID, s.Secret); err != nil {
+			return nil, err
 		}
 		s.CreatedAt, s.ExpiresAt = fromMicros(created), timePtr(expires)
 		out = append(out, s)
@@ -761,27 +769,35 @@ func (q Q) PurgeWebhookSecrets(ctx context.Context, cutoff time.Time) (int64, er
 }
 
 // WebhookSigningKey returns the named private key PEM, storing the one that
-// generate makes if there is none yet. When several nodes start at once,
-// the first insert wins and every node reads that one.
+// generate makes if there is none yet, sealed (secrets.go). When several
+// nodes start at once, the first insert wins and every node reads that one.
 func (db *DB) WebhookSigningKey(ctx context.Context, name string, generate func() ([]byte, error)) ([]byte, error) {
-	var pem string
-	err := db.Read().queryRow(ctx, `SELECT private_pem FROM webhook_signing_keys WHERE name = ?`, name).Scan(&pem)
-	if err == nil {
-		return []byte(pem), nil
-	}
-	if !errors.Is(classify(err), ErrNotFound) {
-		return nil, classify(err)
+	pem, err := db.webhookSigningKey(ctx, name)
+	if !errors.Is(err, ErrNotFound) {
+		return pem, err
 	}
 	fresh, err := generate()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.Write().exec(ctx, `INSERT INTO webhook_signing_keys (name, private_pem, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO NOTHING`, name, string(fresh), toMicros(db.now())); err != nil {
+	w := db.Write()
+	sealed, err := w.seal("webhook_signing_keys", name, string(fresh))
+	if err != nil {
 		return nil, err
 	}
-	if err := db.Read().queryRow(ctx, `SELECT private_pem FROM webhook_signing_keys WHERE name = ?`, name).Scan(&pem); err != nil {
+	if _, err := w.exec(ctx, `INSERT INTO webhook_signing_keys (name, private_pem, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO NOTHING`, name, sealed, toMicros(db.now())); err != nil {
+		return nil, err
+	}
+	return db.webhookSigningKey(ctx, name)
+}
+
+func (db *DB) webhookSigningKey(ctx context.Context, name string) ([]byte, error) {
+	q := db.Read()
+	var pem string
+	if err := q.queryRow(ctx, `SELECT private_pem FROM webhook_signing_keys WHERE name = ?`, name).Scan(&pem); err != nil {
 		return nil, classify(err)
 	}
-	return []byte(pem), nil
+	pem, err := q.open("webhook_signing_keys", name, pem)
+	return []byte(pem), err
 }

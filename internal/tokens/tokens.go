@@ -157,7 +157,15 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (au
 	if err != nil {
 		return auth.Principal{}, err
 	}
-	if !auth.SecretMatches(secret, row.SecretHash) || row.DeletedAt != nil ||
+	matches := auth.SecretMatches(secret, row.SecretHash)
+	if auth.IsKeyedHash(row.SecretHash) { // an operator-chosen secret (PAYMENTS_*_TOKEN)
+		key, err := s.DB.ServerSecret(ctx, auth.TokenHashKey)
+		if err != nil {
+			return auth.Principal{}, err
+		}
+		matches = auth.SecretMatchesKeyed(secret, row.SecretHash, key)
+	}
+	if !matches || row.DeletedAt != nil ||
 		(row.ExpiresAt != nil && !s.DB.Now().Before(*row.ExpiresAt)) {
 		return auth.Principal{}, apierr.Unauthorized()
 	}

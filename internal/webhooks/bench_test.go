@@ -18,6 +18,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/events"
 	"github.com/paymentsd/paymentsd/internal/jsonx"
+	"github.com/paymentsd/paymentsd/internal/keyring"
 	"github.com/paymentsd/paymentsd/internal/platformconfig"
 	"github.com/paymentsd/paymentsd/internal/platforms"
 	"github.com/paymentsd/paymentsd/internal/store"
@@ -72,7 +73,7 @@ func BenchmarkDeliver(b *testing.B) {
 						rctx, cancel := context.WithCancel(context.Background())
 						done := make(chan struct{})
 						began, cpuBefore := time.Now(), processCPU()
-						go func() { Run(rctx, db, nil, Options{}); close(done) }()
+						go func() { Run(rctx, db, nil, Options{Addresses: AddressesAny}); close(done) }()
 						benchWaitDelivered(b, target, &ok, benchEvents)
 						elapsed += time.Since(began)
 						cpu += processCPU() - cpuBefore
@@ -179,7 +180,15 @@ func benchAnalyze(b *testing.B, target string) {
 // benchWith opens the store at target for fn, and closes it.
 func benchWith(b *testing.B, target string, fn func(db *store.DB)) {
 	b.Helper()
-	db, err := store.Open(context.Background(), target, store.Options{})
+	k, err := keyring.Generate("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	kr, err := keyring.New(k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), target, store.Options{Keyring: kr})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,9 @@
 // Deliveries carry the Standard Webhooks headers, signed with the tenant's
 // secrets (two during a rotation), and X-Service-Signature, signed with the
 // installation's P-256 key (package signing). Production endpoints must be
-// https on public addresses unless Options.AllowPrivate says otherwise.
+// https; which addresses endpoints may reach is the installation's
+// Addresses setting, judged by a Guard when an endpoint is configured and
+// again on the address every attempt dials.
 //
 // docs/architecture-webhooks.md explains the design and its trade-offs.
 package webhooks

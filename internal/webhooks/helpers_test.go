@@ -169,7 +169,9 @@ func publicKey(t *testing.T, db *store.DB) *ecdsa.PublicKey {
 // milliseconds, and its lease is long in store time so that moving the clock
 // never expires the lease of an attempt still running.
 func testOptions() Options {
-	return Options{Workers: 4, PollInterval: 5 * time.Millisecond, RequestTimeout: 5 * time.Second, Lease: time.Hour}
+	// Receivers of tests listen on loopback.
+	return Options{Workers: 4, PollInterval: 5 * time.Millisecond, RequestTimeout: 5 * time.Second, Lease: time.Hour,
+		Addresses: AddressesAny}
 }
 
 // start runs a runner until the test ends (or stop is called).

@@ -47,7 +47,7 @@ func TestRotation_SignsWithBothSecretsDuringOverlap(t *testing.T) {
 		c := newClock(db)
 		rc := newReceiver(t, nil)
 		tn := newTenant(t, db, store.EnvSandbox, rc.URL("/hook"))
-		svc := NewService(db, nil, ServiceOptions{})
+		svc := NewService(db, nil, ServiceOptions{Guard: NewGuard(db, AddressesAny)})
 		before, err := svc.SigningKeys(ctx, tn)
 		if err != nil || len(before.Secrets) != 1 || before.Secrets[0].ExpiresAt != nil {
 			t.Fatalf("%+v %v", before, err)
@@ -112,7 +112,7 @@ func ptr[T any](v T) *T { return &v }
 func TestSendTest(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newClock(db)
-		svc := NewService(db, nil, ServiceOptions{RequestTimeout: 300 * time.Millisecond})
+		svc := NewService(db, nil, ServiceOptions{RequestTimeout: 300 * time.Millisecond, Guard: NewGuard(db, AddressesAny)})
 		none := newTenant(t, db, store.EnvSandbox, "")
 		if _, err := svc.SendTest(ctx, none); code(err) != "WEBHOOK_ENDPOINT_NOT_SET" {
 			t.Fatalf("no endpoint: %v", err)

@@ -35,9 +35,9 @@ type Options struct {
 	// PollInterval is how often an idle node looks for due deliveries
 	// (default 1s).
 	PollInterval time.Duration
-	// AllowPrivate lets production endpoints resolve to loopback and private
-	// addresses (self-hosted receivers on the same network).
-	AllowPrivate bool
+	// Addresses says which addresses endpoints may reach (default
+	// AddressesAuto).
+	Addresses Addresses
 	// RootCAs, if set, replaces the system roots for verifying receivers'
 	// TLS certificates (a private CA).
 	RootCAs *x509.CertPool
@@ -122,7 +122,7 @@ func NewRunner(db *store.DB, log *slog.Logger, opts Options) *Runner {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Runner{db: db, log: log, opts: opts,
-		send: newSender(db, log, opts.RequestTimeout, opts.AllowPrivate, opts.RootCAs, opts.PerTenant),
+		send: newSender(db, log, opts.RequestTimeout, NewGuard(db, opts.Addresses), opts.RootCAs, opts.PerTenant),
 		rec:  newRecorder(db, log, opts.Backoff), w: newWorkers(opts.Workers, opts.PerTenant),
 		kick: make(chan struct{}, 1)}
 }

@@ -39,24 +39,27 @@ func (o outcome) delivered() bool { return o.Status >= 200 && o.Status <= 299 }
 
 // sender signs and sends one event to a tenant's endpoint.
 type sender struct {
-	db         *store.DB
-	log        *slog.Logger
-	config     *platformconfig.Service
-	key        *serviceKey
-	sandbox    *http.Client
-	production *http.Client
-	prodPolicy policy
+	db     *store.DB
+	log    *slog.Logger
+	config *platformconfig.Service
+	key    *serviceKey
+	guard  *Guard
+	// open dials any address, strict only those its policy permits; each
+	// keeps its own connections (see newClient).
+	open, strict *http.Client
 }
+
+// strictDial is the dial-time rule of the strict client; which setting made
+// a delivery strict is said by checkURL, which runs first.
+var strictDial = policy{publicOnly: true, why: " (private addresses are not allowed on this installation)"}
 
 // newSender makes a sender whose clients keep idlePerHost connections to
 // each receiver (see newClient).
-func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, allowPrivate bool, rootCAs *x509.CertPool, idlePerHost int) *sender {
-	prod := productionPolicy(allowPrivate)
+func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, guard *Guard, rootCAs *x509.CertPool, idlePerHost int) *sender {
 	return &sender{
-		db: db, log: log, config: &platformconfig.Service{DB: db}, key: &serviceKey{db: db},
-		sandbox:    newClient(sandboxPolicy, timeout, rootCAs, idlePerHost),
-		production: newClient(prod, timeout, rootCAs, idlePerHost),
-		prodPolicy: prod,
+		db: db, log: log, config: &platformconfig.Service{DB: db}, key: &serviceKey{db: db}, guard: guard,
+		open:   newClient(policy{}, timeout, rootCAs, idlePerHost),
+		strict: newClient(strictDial, timeout, rootCAs, idlePerHost),
 	}
 }
 
@@ -72,9 +75,13 @@ func (s *sender) send(ctx context.Context, t store.Tenant, eventID string, body 
 		o.NoEndpoint, o.Err = true, "no webhook endpoint is configured"
 		return o
 	}
-	pol, client := sandboxPolicy, s.sandbox
-	if t.Env == store.EnvProduction {
-		pol, client = s.prodPolicy, s.production
+	pol, err := s.guard.policy(ctx, t.Env)
+	if err != nil {
+		return s.internal(o, "read the address setting", err)
+	}
+	client := s.open
+	if pol.publicOnly {
+		client = s.strict
 	}
 	o.URL = redactURL(*cfg.WebhookEndpoint)
 	u, err := pol.checkURL(ctx, *cfg.WebhookEndpoint)

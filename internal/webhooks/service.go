@@ -29,6 +29,9 @@ type ServiceOptions struct {
 	RequestTimeout time.Duration
 	// RootCAs, if set, replaces the system roots for receivers' certificates.
 	RootCAs *x509.CertPool
+	// Guard decides which addresses the test webhook may reach; nil: a
+	// guard of AddressesAuto.
+	Guard *Guard
 }
 
 // NewService makes the API-side service.
@@ -39,9 +42,10 @@ func NewService(db *store.DB, log *slog.Logger, opts ServiceOptions) *Service {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	// The test webhook is sandbox-only, and sandbox endpoints may be any
-	// address, so the production address rule never applies here.
-	return &Service{db: db, send: newSender(db, log, opts.RequestTimeout, false, opts.RootCAs, 1), timeout: opts.RequestTimeout}
+	if opts.Guard == nil {
+		opts.Guard = NewGuard(db, AddressesAuto)
+	}
+	return &Service{db: db, send: newSender(db, log, opts.RequestTimeout, opts.Guard, opts.RootCAs, 1), timeout: opts.RequestTimeout}
 }
 
 // Event is an event as the events API shows it: the envelope a receiver

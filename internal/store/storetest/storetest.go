@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/internal/keyring"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -65,12 +66,55 @@ func OpenSQLite(t testing.TB) *store.DB { return openSQLite(t, store.Options{}) 
 
 func openSQLite(t testing.TB, opts store.Options) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "payments.db"), opts)
+	return openURL(t, "sqlite:"+filepath.Join(t.TempDir(), "payments.db"), opts)
+}
+
+// openURL opens the database at url, with the test key ring unless opts
+// has one, and closes it when the test ends.
+func openURL(t testing.TB, url string, opts store.Options) *store.DB {
+	t.Helper()
+	if opts.Keyring == nil {
+		opts.Keyring = testKeyring
+	}
+	db, err := store.Open(context.Background(), url, opts)
 	if err != nil {
-		t.Fatalf("open sqlite: %v", err)
+		t.Fatalf("open %s: %v", url, err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// testKeyring seals the secrets of test stores (one key per test process).
+var testKeyring = func() *keyring.Keyring {
+	k, err := keyring.Generate("test")
+	if err != nil {
+		panic(err)
+	}
+	r, err := keyring.New(k)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()
+
+// EachReopen runs fn as a subtest on every engine with a fresh database
+// that open opens, again and again (each time a new *store.DB over the same
+// data), with the given options; a nil Keyring uses the test key ring.
+func EachReopen(t *testing.T, fn func(t *testing.T, open func(store.Options) *store.DB)) {
+	for _, e := range Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			url := "sqlite:" + filepath.Join(t.TempDir(), "payments.db")
+			if e.Name == "postgres" {
+				url = postgresSchema(t)
+			}
+			fn(t, func(opts store.Options) *store.DB {
+				if opts.MaxConns == 0 {
+					opts.MaxConns = 4
+				}
+				return openURL(t, url, opts)
+			})
+		})
+	}
 }
 
 // OpenPostgres opens a store in a new schema of the test server.
@@ -81,6 +125,13 @@ func openPostgres(t testing.TB, opts store.Options) *store.DB {
 	if opts.MaxConns == 0 {
 		opts.MaxConns = 8
 	}
+	return openURL(t, postgresSchema(t), opts)
+}
+
+// postgresSchema makes a schema of its own for the test, dropped when it
+// ends, and returns the URL that uses it.
+func postgresSchema(t testing.TB) string {
+	t.Helper()
 	base := os.Getenv(PostgresEnv)
 	if base == "" {
 		t.Skipf("%s not set", PostgresEnv)
@@ -108,12 +159,7 @@ func openPostgres(t testing.TB, opts store.Options) *store.DB {
 	qs := u.Query()
 	qs.Set("search_path", schema)
 	u.RawQuery = qs.Encode()
-	db, err := store.Open(context.Background(), u.String(), opts)
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return u.String()
 }
 
 func randHex(n int) string {
