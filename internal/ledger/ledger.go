@@ -18,6 +18,10 @@
 //     available balance: a transfer, hold or reversal that would make one
 //     negative is refused, atomically under any concurrency. SYSTEM accounts
 //     (world, clearing, fees, FX, card holds) may go negative.
+//   - A closed account (its balance row closed: its owner was deleted) takes
+//     no credits: a transfer crediting one is refused (ErrAccountClosed),
+//     unless it is ToSuspense, which sends the credit to the tenant's
+//     suspense account of that currency (Service.Suspense).
 //   - Hot SYSTEM accounts keep no balance row: their balance is the sum of their
 //     postings, so the transfers that touch them never queue on one row.
 //   - A batch is applied in order, each transfer seeing the effects of the ones
