@@ -46,7 +46,7 @@ func (l *lifecycle) usable(i, j int) bool {
 type deleteResult struct {
 	Deleted    []int // indexes of the deleted customers
 	Refused    int   // deletes answered 409: money had arrived, or a payout was in flight
-	Drains     []ack // the acknowledged drain transfers
+	Drains     []ack // the acknowledged drain transfers and late payouts
 	Unresolved int64 // drain transfers whose outcome stayed unknown
 	Failed     []string
 }
@@ -90,6 +90,11 @@ func (d *deleter) run(ctx, hard context.Context, every time.Duration, logf func(
 func (d *deleter) retire(ctx context.Context, i int) error {
 	a := d.accts[i]
 	d.life.retiring[i].Store(true)
+	if a.ExternalAccountID != "" {
+		if err := d.latePayout(ctx, a); err != nil {
+			return err
+		}
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, pair := range [][2]string{{a.AccountID, d.accts[0].AccountID}, {a.EURAccountID, d.accts[0].EURAccountID}} {
@@ -117,6 +122,41 @@ func (d *deleter) retire(ctx context.Context, i int) error {
 		}
 	}
 	return fmt.Errorf("still holding money after 60 s")
+}
+
+// latePayout sends, from a customer about to be deleted, a payout whose
+// amount ends in 906: the sandbox's ACH settles it, then returns it a few
+// seconds later. The delete waits for the settlement (the hold blocks it),
+// so the return usually arrives after the delete, and its refund must go to
+// the platform's suspense account; the conservation checks count it there.
+func (d *deleter) latePayout(ctx context.Context, a account) error {
+	const amount = 1906
+	key := fmt.Sprintf("%s-q-late-%d", d.runID, d.seq.Add(1))
+	body := map[string]any{
+		"source":             map[string]any{"sourceType": "ACCOUNT", "accountId": a.AccountID},
+		"destination":        map[string]any{"destinationType": "ACCOUNT", "accountId": a.ExternalAccountID},
+		"lockedCurrencySide": "SENDING", "lockedCurrencyAmount": amount, "immediatelyExecute": true,
+	}
+	r, _, err := d.c.doRetry(ctx, "POST", "/quotes", body, key)
+	switch {
+	case err != nil:
+		d.res.Unresolved++
+		return nil
+	case r.Status != http.StatusOK:
+		return fmt.Errorf("late payout: %d %s", r.Status, r.Body)
+	}
+	var q struct {
+		ID                   string `json:"id"`
+		TransactionID        string `json:"transactionId"`
+		TotalSendingAmount   int64  `json:"totalSendingAmount"`
+		TotalReceivingAmount int64  `json:"totalReceivingAmount"`
+	}
+	if err := json.Unmarshal(r.Body, &q); err != nil || q.ID == "" {
+		return fmt.Errorf("late payout: bad answer %s", r.Body)
+	}
+	d.res.Drains = append(d.res.Drains, ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: amount,
+		Sent: q.TotalSendingAmount, Received: q.TotalReceivingAmount, Payout: true})
+	return nil
 }
 
 // drain moves an account's available balance to the sink account with one

@@ -316,8 +316,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		// above).
 		lr.Acks = append(lr.Acks, dr.Drains...)
 		lr.Unresolved += dr.Unresolved
-		rep.Extra["customersDeleted"], rep.Extra["deletesRefused"] = len(dr.Deleted), dr.Refused
-		rep.Extra["drainTransfers"] = len(dr.Drains)
+		rep.Deletes = &DeleteSummary{Deleted: len(dr.Deleted), Refused: dr.Refused, Drains: len(dr.Drains)}
 		logf("deleted %d customers (%d deletes refused while money was there, %d drain transfers)",
 			len(dr.Deleted), dr.Refused, len(dr.Drains))
 	}
@@ -347,7 +346,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		}
 		if rep.Payouts > 0 {
 			settled, err := awaitPayouts(ctx, c, lr.Acks, o.settle)
-			logf("payouts: %d of %d in their final status (%v)", settled, rep.Payouts, err)
+			logf("payouts: %d in their final status (%v)", settled, err)
+		}
+		if rep.Deletes != nil {
+			if susp, err := suspenseTotal(ctx, c, "USD"); err == nil {
+				rep.Deletes.SuspenseUSD = susp
+			}
 		}
 		logf("checking invariants")
 		rep.Checks = append(rep.Checks, apiChecks(ctx, c, s, lr.Acks, lr.Unresolved, o.sample, [2]time.Time{setupStart.Add(-time.Second), end})...)
