@@ -315,7 +315,9 @@ func (s *Service) CreateRuleBased(ctx context.Context, t store.Tenant, req Creat
 	var out InternalAccount
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		if owner != "" {
-			if _, err := tx.GetCustomer(ctx, t, owner, false); errors.Is(err, store.ErrNotFound) {
+			// Locked: a concurrent delete (which locks the row too, then
+			// closes the customer's accounts) runs wholly before or after.
+			if _, err := tx.GetCustomer(ctx, t, owner, true); errors.Is(err, store.ErrNotFound) {
 				return apierr.NotFound("CUSTOMER_NOT_FOUND", "Customer "+owner)
 			} else if err != nil {
 				return err
