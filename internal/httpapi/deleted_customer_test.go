@@ -62,6 +62,7 @@ func TestDeletedCustomer_QuoteExecuteToDeletedReceiver(t *testing.T) {
 		e.acFund(t, src, 10_000)
 		q := e.qtQuote(t, qtBody(src, dst, "SENDING", 2_500))
 		e.dcDelete(t, b)
+		// R-ERR-12: ACCOUNT_NOT_FOUND is a 404.
 		expect(t, e.do("POST", "/quotes/"+q["id"].(string)+"/execute", nil), http.StatusNotFound, "ACCOUNT_NOT_FOUND")
 		if got := e.qtBalance(t, a, "USD"); got != 10_000 {
 			t.Fatalf("sender balance %d after the refused execution", got)
@@ -100,11 +101,18 @@ func TestDeletedCustomer_PayoutReturnAfterSenderDeletedGoesToSuspense(t *testing
 			t.Fatal("a suspense account before anything went to suspense")
 		}
 
-		expect(t, e.do("POST", "/sandbox/transactions/"+txn+"/return", nil), http.StatusOK, "")
+		r = e.do("POST", "/sandbox/transactions/"+txn+"/return", nil)
+		expect(t, r, http.StatusOK, "")
+		// R-TXN-33: the returned payout is FAILED, PAYOUT_RETURNED, refunded
+		// (here into suspense: its sender is gone).
+		if x := r.JSON(t); x["status"] != "FAILED" || x["failureReason"] != "PAYOUT_RETURNED" || x["refund"] == nil {
+			t.Fatalf("returned payout %v", x)
+		}
 		if b := e.dcLedgerBalance(t, src); b.Posted != 0 {
 			t.Fatalf("the refund went into the deleted sender's account: %+v", b)
 		}
 		s := e.dcSuspense(t, "USD")
+		// R-IACCT-01: the suspense account's type is one of the four.
 		if s == nil || acAmount(t, s, "balance") != 40_000 || s["type"] != "INTERNAL_FIAT" {
 			t.Fatalf("suspense account %v, want the 40000 refund", s)
 		}
@@ -153,7 +161,12 @@ func TestDeletedCustomer_DishonorAfterDeleteGoesToSuspense(t *testing.T) {
 		id := r.JSON(t)["id"].(string)
 		expect(t, e.do("POST", "/sandbox/transactions/"+id+"/return", nil), http.StatusOK, "")
 		e.dcDelete(t, c)
-		expect(t, e.do("POST", "/sandbox/transactions/"+id+"/dishonor", nil), http.StatusOK, "")
+		r = e.do("POST", "/sandbox/transactions/"+id+"/dishonor", nil)
+		expect(t, r, http.StatusOK, "")
+		// R-TXN-35: the dishonored return is COMPLETED again.
+		if x := r.JSON(t); x["status"] != "COMPLETED" || railDetailsOf(t, x, "source")["status"] != "RETURN_DISHONORED" {
+			t.Fatalf("dishonored %v", x)
+		}
 		if b := e.dcLedgerBalance(t, acct); b.Posted != 0 {
 			t.Fatalf("the dishonored return went into the closed account: %+v", b)
 		}
