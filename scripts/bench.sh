@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Reproduces the runs documented in docs/benchmarks.md.
 #
-#   scripts/bench.sh [all|load|crash|scale|mix]     (default: all; mix is not in all)
+#   scripts/bench.sh [all|load|crash|scale|mix|delete]   (default: all; mix and delete are not in all)
 #
 # Needs Go, a local PostgreSQL that takes postgres://postgres@127.0.0.1:5432
 # (trust auth; override with PG=...), and pgbench on PATH. Results (text and
 # JSON) go to $OUT (default ./bench-results). The PostgreSQL databases
-# paymentsbench, paymentsbench_crash, paymentsbench_scale and
-# paymentsbench_pgbench are dropped and recreated. C, D and ROUNDS (load's
+# paymentsbench, paymentsbench_crash, paymentsbench_delete, paymentsbench_scale
+# and paymentsbench_pgbench are dropped and recreated. C, D and ROUNDS (load's
 # repetitions, default 3) override the concurrency, duration and rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +74,18 @@ mix() {
 		-fx 0.3 -payout 0.2 -json "$OUT/mix-crash-postgres.json" | tee "$OUT/mix-crash-postgres.txt"
 }
 
+delete() {
+	# Crash mode with customers deleted during the load (issue 25): a SIGKILL
+	# every 3 s, a customer retired every 2 s (drained to another, a payout
+	# that the sandbox returns after the delete, then deleted), 30% payouts.
+	# The checks count the platform's suspense account in the totals.
+	for db in "sqlite:$OUT/delete/bench.db" "$PG/paymentsbench_delete"; do
+		e=${db%%:*}
+		"${PB[@]}" -spawn -db "$db" -customers 30 -c 4 -d 40s -crash-every 3s -grace 120s -delete-every 2s \
+			-payout 0.3 -settle 60s -reads=false -json "$OUT/delete-$e.json" | tee "$OUT/delete-$e.txt"
+	done
+}
+
 scale() {
 	# Read latency and memory at 10k and at 1M transactions: a short real run
 	# makes templates, seed multiplies them in the database, audit re-checks the
@@ -102,5 +114,6 @@ load) machine; load ;;
 crash) crash ;;
 scale) scale ;;
 mix) mix ;;
-*) echo "usage: $0 [all|load|crash|scale|mix]" >&2; exit 2 ;;
+delete) delete ;;
+*) echo "usage: $0 [all|load|crash|scale|mix|delete]" >&2; exit 2 ;;
 esac

@@ -266,7 +266,10 @@ type loadResult struct {
 // later by the sandbox's ACH rail, also 1000 cents more for the rail's fees;
 // the last three digits stay uniform, so about 0.6% of them hit a magic
 // amount and fail or are returned (and refunded), which the checks expect.
-func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64, m mix) loadResult {
+//
+// With life (deletes during the load), a worker skips senders being retired
+// and receivers already deleted.
+func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64, m mix, life *lifecycle) loadResult {
 	var (
 		mu        sync.Mutex
 		res       = loadResult{Errors: map[string]int{}}
@@ -317,6 +320,9 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 				j := rng.IntN(len(accts) - 1)
 				if j >= i {
 					j++
+				}
+				if !life.usable(i, j) {
+					continue
 				}
 				amount := 1 + rng.Int64N(maxAmount)
 				dest, isFX, isPayout := accts[j].AccountID, false, false

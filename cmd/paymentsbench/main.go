@@ -78,7 +78,7 @@ type options struct {
 	server, db, bin, token, jsonOut, pgAdmin, logFile string
 	spawn, check, compare, compareAll, reset, reads   bool
 	customers, concurrency, sample                    int
-	duration, crashEvery, grace                       time.Duration
+	duration, crashEvery, grace, deleteEvery          time.Duration
 	fund, maxAmount                                   int64
 	mix                                               mix
 	settle                                            time.Duration
@@ -110,6 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.check, "check", true, "check invariants after the run")
 	fs.IntVar(&o.sample, "check-sample", 500, "acknowledged transactions read back through the API (all are checked in the database)")
 	fs.DurationVar(&o.crashEvery, "crash-every", 0, "crash mode: SIGKILL and restart the spawned server at this interval")
+	fs.DurationVar(&o.deleteEvery, "delete-every", 0, "delete a customer at this interval during the load, draining its money to another first (deletes.go)")
 	fs.BoolVar(&o.compare, "compare", false, "run the baseline of the engine (pgbench tpcb-like or a plain SQLite loop) at the same concurrency and duration")
 	fs.BoolVar(&o.compareAll, "compare-all", false, "with -compare, run both baselines")
 	fs.StringVar(&o.pgAdmin, "pg-admin", "postgres://postgres@127.0.0.1:5432/postgres", "PostgreSQL maintenance database (to create pgbench's and spawn's databases)")
@@ -258,9 +259,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	}
 	cpuBefore, haveCPU := takeCPU(serverCPU)
 	hooksBefore := hooksReceived()
-	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix)
+	var life *lifecycle
+	delc := make(chan deleteResult, 1)
+	if o.deleteEvery > 0 {
+		life = newLifecycle(len(s.Accounts))
+		d := &deleter{c: c, runID: runID, accts: s.Accounts, life: life}
+		hard, stopHard := context.WithTimeout(ctx, o.duration+o.grace)
+		defer stopHard()
+		go func() { delc <- d.run(crashCtx, hard, o.deleteEvery, logf) }()
+	} else {
+		delc <- deleteResult{}
+	}
+	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix, life)
 	stopCrash()
 	rep.Kills = <-killsc
+	dr := <-delc
 	loadEnd := time.Now()
 	if cpuAfter, ok := takeCPU(serverCPU); ok && haveCPU {
 		c := split(cpuBefore, cpuAfter, int64(len(lr.Acks)), lr.Elapsed)
@@ -297,6 +310,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	rep.Latency = Summarise(lr.Latencies)
 	rep.Errors = lr.Errors
 	rep.Timeline = lr.Timeline
+	if o.deleteEvery > 0 {
+		// The drains are acknowledged transfers of the run: the checks
+		// expect each exactly once, like the load's (not in the figures
+		// above).
+		lr.Acks = append(lr.Acks, dr.Drains...)
+		lr.Unresolved += dr.Unresolved
+		rep.Deletes = &DeleteSummary{Deleted: len(dr.Deleted), Refused: dr.Refused, Drains: len(dr.Drains)}
+		logf("deleted %d customers (%d deletes refused while money was there, %d drain transfers)",
+			len(dr.Deleted), dr.Refused, len(dr.Drains))
+	}
 
 	if o.reads {
 		rr, err := measureReads(ctx, c, s, 50)
@@ -323,12 +346,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		}
 		if rep.Payouts > 0 {
 			settled, err := awaitPayouts(ctx, c, lr.Acks, o.settle)
-			logf("payouts: %d of %d in their final status (%v)", settled, rep.Payouts, err)
+			logf("payouts: %d in their final status (%v)", settled, err)
+		}
+		if rep.Deletes != nil {
+			if susp, err := suspenseTotal(ctx, c, "USD"); err == nil {
+				rep.Deletes.SuspenseUSD = susp
+			}
 		}
 		logf("checking invariants")
 		rep.Checks = append(rep.Checks, apiChecks(ctx, c, s, lr.Acks, lr.Unresolved, o.sample, [2]time.Time{setupStart.Add(-time.Second), end})...)
+		if o.deleteEvery > 0 {
+			r := CheckResult{Name: fmt.Sprintf("deleter: %d customers deleted, none left holding money", len(dr.Deleted)),
+				Pass: len(dr.Failed) == 0 && len(dr.Deleted) > 0}
+			if len(dr.Failed) > 0 {
+				r.Detail = strings.Join(dr.Failed, "; ")
+			}
+			rep.Checks = append(rep.Checks, r)
+		}
 		if o.db != "" {
-			rep.Checks = append(rep.Checks, dbChecks(ctx, o.db, s, lr, runID, loadStart)...)
+			rep.Checks = append(rep.Checks, dbChecks(ctx, o.db, s, lr, runID, loadStart, c, dr.Deleted)...)
 		} else {
 			rep.Checks = append(rep.Checks, CheckResult{Name: "db checks", Detail: "skipped: no -db given"})
 		}
@@ -360,7 +396,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 }
 
 // dbChecks runs every database-side invariant.
-func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, runID string, since time.Time) []CheckResult {
+func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, runID string, since time.Time,
+	c *client, deleted []int) []CheckResult {
 	fail := func(err error) []CheckResult { return []CheckResult{{Name: "db: open", Detail: err.Error()}} }
 	chk, err := openDBChecker(ctx, dbURL)
 	if err != nil {
@@ -370,7 +407,15 @@ func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, r
 	out := append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))
 	for _, e := range expectedTotals(s, lr.Acks, lr.Unresolved) {
 		total, err := chk.AccountsTotal(ctx, e.accountIDs)
+		if err == nil {
+			var susp int64
+			susp, err = chk.SuspenseTotal(ctx, e.currency)
+			total += susp
+		}
 		out = append(out, e.check("db", total, err))
+	}
+	if len(deleted) > 0 {
+		out = append(out, deletedChecks(ctx, c, chk, s, deleted)...)
 	}
 	keys, err := chk.IdempotencyRecords(ctx, runID+"-q-")
 	if err != nil {

@@ -113,7 +113,20 @@ type Report struct {
 	// PGPerTransfer is pg_stat_database's growth per acknowledged transfer.
 	PGPerTransfer map[string]float64 `json:"postgresPerTransfer,omitempty"`
 	Reads         *readLatency       `json:"reads,omitempty"`
-	Extra         map[string]any     `json:"extra,omitempty"`
+	// Deletes is what -delete-every did.
+	Deletes *DeleteSummary `json:"deletes,omitempty"`
+	Extra   map[string]any `json:"extra,omitempty"`
+}
+
+// DeleteSummary is what deleting customers during the load did: customers
+// deleted, deletes refused while money was there, drain transfers, and the
+// platform's USD suspense balance after the run (what arrived for deleted
+// customers after they went).
+type DeleteSummary struct {
+	Deleted     int   `json:"customersDeleted"`
+	Refused     int   `json:"deletesRefused"`
+	Drains      int   `json:"drainTransfers"`
+	SuspenseUSD int64 `json:"suspenseUsdAfterRun"`
 }
 
 // Failed reports whether an invariant failed.
@@ -197,6 +210,10 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Kills > 0 {
 		fmt.Fprintf(w, "crash mode: %d SIGKILLs\n", r.Kills)
+	}
+	if d := r.Deletes; d != nil {
+		fmt.Fprintf(w, "deletes: %d customers deleted during the load (%d deletes refused while money was there, %d drain transfers and late payouts); USD suspense after the run %d\n",
+			d.Deleted, d.Refused, d.Drains, d.SuspenseUSD)
 	}
 	for _, c := range r.Compare {
 		fmt.Fprintf(w, "compare %s: %.1f tps; ours/theirs = %.2f", c.Name, c.TPS, c.Ratio)

@@ -54,8 +54,10 @@ type InternalAccount struct {
 	FundingPaymentInstructions []PaymentInstructions       `json:"fundingPaymentInstructions"`
 	CardCapabilities           CardCapabilities            `json:"cardCapabilities"`
 	RoutingRule                *RoutingRule                `json:"routingRule,omitempty"`
-	CreatedAt                  time.Time                   `json:"createdAt"`
-	UpdatedAt                  time.Time                   `json:"updatedAt"`
+	// Suspense marks a platform suspense account (see suspense.go).
+	Suspense  bool      `json:"suspense,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // PaymentInstructions tell a depositor how to pay into the account (Part A

@@ -62,7 +62,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Service{DB: db, Ledger: ledger.New(db), Log: log,
+	return &Service{DB: db, Ledger: NewLedger(db), Log: log,
 		SandboxSettlementDelay: DefaultSandboxSettlementDelay, ProductionSettlementDelay: DefaultProductionSettlementDelay}
 }
 
@@ -220,7 +220,7 @@ func render(row store.InternalAccount, b store.LedgerBalance) (InternalAccount, 
 		ID: row.ID, CustomerID: row.CustomerID, Type: row.Type, Status: row.Status,
 		Balance:      transactions.Amount(b.Posted-b.PendingDebits, row.Currency),
 		TotalBalance: transactions.Amount(b.Posted+b.PendingCredits, row.Currency),
-		CreatedAt:    row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		Suspense:     row.Suspense, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
 	if err := json.Unmarshal(row.Instructions, &out.FundingPaymentInstructions); err != nil {
 		return InternalAccount{}, fmt.Errorf("accounts: stored instructions of %s: %w", row.ID, err)
@@ -282,25 +282,13 @@ func (s *Service) Get(ctx context.Context, t store.Tenant, accountID string) (In
 	return renderOne(ctx, q, t, row)
 }
 
-// HoldsMoney reports whether any internal account of a customer has a
-// non-zero posted balance or pending amounts (the customers service refuses
-// to delete such a customer).
-func (s *Service) HoldsMoney(ctx context.Context, t store.Tenant, customerID string) (bool, error) {
-	q := s.DB.Read()
-	rows, err := q.InternalAccountsOfOwner(ctx, t, customerID)
-	if err != nil || len(rows) == 0 {
-		return false, err
+// notReceiving refuses a deposit into an account that is not ACTIVE or is
+// a suspense account (only money for deleted customers arrives there).
+func notReceiving(a store.InternalAccount) error {
+	if a.Suspense {
+		return apierr.Conflict("Internal account " + a.ID + " is a suspense account: deposits cannot be made into it")
 	}
-	bals, err := balances(ctx, q, t, rows)
-	if err != nil {
-		return false, err
-	}
-	for _, b := range bals {
-		if b.Posted != 0 || b.PendingDebits != 0 || b.PendingCredits != 0 {
-			return true, nil
-		}
-	}
-	return false, nil
+	return apierr.Conflict(fmt.Sprintf("Internal account %s is %s and cannot receive money", a.ID, a.Status))
 }
 
 // destinationError is a field error on the routing rule's destination.
@@ -327,7 +315,9 @@ func (s *Service) CreateRuleBased(ctx context.Context, t store.Tenant, req Creat
 	var out InternalAccount
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		if owner != "" {
-			if _, err := tx.GetCustomer(ctx, t, owner, false); errors.Is(err, store.ErrNotFound) {
+			// Locked: a concurrent delete (which locks the row too, then
+			// closes the customer's accounts) runs wholly before or after.
+			if _, err := tx.GetCustomer(ctx, t, owner, true); errors.Is(err, store.ErrNotFound) {
 				return apierr.NotFound("CUSTOMER_NOT_FOUND", "Customer "+owner)
 			} else if err != nil {
 				return err
@@ -375,6 +365,8 @@ func (s *Service) destination(ctx context.Context, tx *store.Tx, t store.Tenant,
 			return dest, destinationError("must belong to %s, the owner of the rule-based account", ownerName)
 		case dest.Type == TypeRuleBased:
 			return dest, destinationError("must not be a rule-based account")
+		case dest.Suspense:
+			return dest, destinationError("must not be a suspense account")
 		case dest.Currency != RuleBasedCurrency:
 			return dest, destinationError("must be a USD account (it holds %s)", dest.Currency)
 		case dest.Status != StatusActive:
@@ -439,8 +431,8 @@ func (s *Service) Fund(ctx context.Context, t store.Tenant, accountID string, re
 			f.Add("currency", apierr.Enum, "must be the account's currency, %s", acct.Currency)
 			return f.Err()
 		}
-		if acct.Status != StatusActive {
-			return apierr.Conflict(fmt.Sprintf("Internal account %s is %s and cannot receive money", acct.ID, acct.Status))
+		if acct.Status != StatusActive || acct.Suspense {
+			return notReceiving(acct)
 		}
 		cur := acct.Currency
 		reference := acct.FundingReference
@@ -474,7 +466,7 @@ func (s *Service) Fund(ctx context.Context, t store.Tenant, accountID string, re
 		}
 		transfers, err := s.Ledger.Apply(ctx, tx, t, batch)
 		if err != nil {
-			return err
+			return ClosedError(err)
 		}
 		now := tx.Now().UTC().Truncate(time.Microsecond)
 		received := amount

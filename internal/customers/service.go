@@ -32,11 +32,13 @@ type Service struct {
 	Log *slog.Logger
 	// Catalog lists the agreements and their versions.
 	Catalog Catalog
-	// HoldsMoney reports whether a customer still holds money, which
-	// forbids deleting it. The accounts capability sets it; until then it
-	// is nil, and a nil HoldsMoney means no customer holds money (no
-	// customer has accounts yet).
-	HoldsMoney func(ctx context.Context, t store.Tenant, customerID string) (bool, error)
+	// CloseAccounts runs inside the transaction that deletes a customer,
+	// with the customer row locked: it closes the customer's internal
+	// accounts, or returns the error that refuses the delete when they
+	// still hold money (checked with the balance rows locked, so no credit
+	// can land between the check and the delete). The accounts capability
+	// sets it; nil means the customer has no accounts to close.
+	CloseAccounts func(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string) error
 	// OnCreate runs inside the transaction that creates a customer, after
 	// the customer is stored (the accounts capability provisions the
 	// customer's internal accounts there). An error rolls the creation
@@ -365,26 +367,22 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, customerID string,
 // Delete removes a customer from the API (R-CUST-02): it disappears from
 // lists and reads, its platformCustomerId becomes free, and its rows stay in
 // the database for audits. A customer that still holds money cannot be
-// deleted.
+// deleted; deleting one closes its internal accounts (CloseAccounts), in the
+// same transaction.
 func (s *Service) Delete(ctx context.Context, t store.Tenant, customerID string) (Customer, error) {
 	if _, err := getLive(ctx, s.DB.Read(), t, customerID, false); err != nil {
 		return Customer{}, err
-	}
-	if s.HoldsMoney != nil {
-		holds, err := s.HoldsMoney(ctx, t, customerID)
-		if err != nil {
-			return Customer{}, err
-		}
-		if holds {
-			return Customer{}, apierr.Conflict("Customer " + customerID +
-				" still holds money; move the balance out of its internal accounts before deleting it")
-		}
 	}
 	var out Customer
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		row, err := getLive(ctx, tx.Q, t, customerID, true)
 		if err != nil {
 			return err
+		}
+		if s.CloseAccounts != nil {
+			if err := s.CloseAccounts(ctx, tx, t, customerID); err != nil {
+				return err
+			}
 		}
 		now := s.now()
 		row.DeletedAt, row.UpdatedAt = &now, now

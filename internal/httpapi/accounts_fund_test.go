@@ -217,9 +217,5 @@ func TestFund_CustomerHoldingMoneyCannotBeDeleted(t *testing.T) {
 		rb := e.acRuleBased(t, cobj{"type": "RULE_BASED", "customerId": poor})
 		expect(t, e.do("DELETE", "/customers/"+poor, nil), http.StatusOK, "")
 		expect(t, e.do("POST", "/sandbox/internal-accounts/"+rb["id"].(string)+"/fund", cobj{"amount": 1}), http.StatusNotFound, "ACCOUNT_NOT_FOUND")
-		holds, err := e.acService().HoldsMoney(t.Context(), e.acTenant(), rich)
-		if err != nil || !holds {
-			t.Fatalf("HoldsMoney = %v, %v", holds, err)
-		}
 	})
 }

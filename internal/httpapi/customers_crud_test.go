@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -129,23 +130,28 @@ func TestCustomers_PlatformCustomerIDConflict_R_CUST_07(t *testing.T) {
 	})
 }
 
-// A customer that still holds money cannot be deleted; without an accounts
-// capability (HoldsMoney nil) none does.
+// A customer that still holds money cannot be deleted (CloseAccounts
+// refuses, inside the delete's transaction); without an accounts capability
+// (CloseAccounts nil) nothing refuses.
 func TestCustomers_DeleteHoldingMoney(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		c := e.custCreate(t, custIndividual("Rich Person"))
 		id := c["id"].(string)
-		e.custService().HoldsMoney = func(_ context.Context, tn store.Tenant, customerID string) (bool, error) {
-			return customerID == id && tn.Env == store.EnvSandbox, nil
+		closeAccounts := e.custService().CloseAccounts
+		e.custService().CloseAccounts = func(_ context.Context, _ *store.Tx, tn store.Tenant, customerID string) error {
+			if customerID == id && tn.Env == store.EnvSandbox {
+				return apierr.Conflict("Customer " + id + " still holds money")
+			}
+			return nil
 		}
-		defer func() { e.custService().HoldsMoney = nil }()
+		defer func() { e.custService().CloseAccounts = closeAccounts }()
 		r := e.do("DELETE", "/customers/"+id, nil)
 		expect(t, r, http.StatusConflict, "CONFLICT")
 		if !strings.Contains(r.Code(t)+string(r.Body), "holds money") {
 			t.Fatalf("the error says why: %s", r.Body)
 		}
 		expect(t, e.do("GET", "/customers/"+id, nil), http.StatusOK, "")
-		e.custService().HoldsMoney = nil
+		e.custService().CloseAccounts = nil
 		expect(t, e.do("DELETE", "/customers/"+id, nil), http.StatusOK, "")
 	})
 }

@@ -28,7 +28,7 @@ func (s *Server) accountRoutes() {
 }
 
 // accountServices holds each server's accounts service, so the customers
-// service (provisioning, HoldsMoney), money movement and tests reach the
+// service (provisioning, closing), money movement and tests reach the
 // same instance.
 var accountServices sync.Map // *Server → *accounts.Service
 
@@ -44,13 +44,14 @@ func (s *Server) accountService() *accounts.Service {
 
 // withAccounts wires the accounts capability into a customers service: a
 // new customer's internal accounts are provisioned in the transaction that
-// creates it, and a customer whose accounts hold money cannot be deleted.
+// creates it, and deleting a customer closes them (refused while they hold
+// money).
 func (s *Server) withAccounts(svc *customers.Service) *customers.Service {
 	acc := s.accountService()
 	svc.OnCreate = func(ctx context.Context, tx *store.Tx, t store.Tenant, c customers.Customer) error {
 		return acc.ProvisionTx(ctx, tx, t, c.ID)
 	}
-	svc.HoldsMoney = acc.HoldsMoney
+	svc.CloseAccounts = acc.CloseOwnerTx
 	return svc
 }
 

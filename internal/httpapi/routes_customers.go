@@ -49,8 +49,8 @@ func (s *Server) customerRoutes() {
 }
 
 // customerServices holds each server's customers service, so other
-// capabilities (accounts sets HoldsMoney; money movement asks TermsAccepted)
-// and tests reach the same instance.
+// capabilities (accounts sets OnCreate and CloseAccounts; money movement
+// asks TermsAccepted) and tests reach the same instance.
 var customerServices sync.Map // *Server → *customers.Service
 
 // customerService returns the server's customers service, creating it on

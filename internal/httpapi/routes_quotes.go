@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
-	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/quotes"
 	"github.com/paymentsd/paymentsd/internal/rails"
 	"github.com/paymentsd/paymentsd/internal/store"
@@ -38,7 +38,7 @@ func (s *Server) quoteService() *quotes.Service {
 	}
 	svc := &quotes.Service{
 		DB:      s.db,
-		Ledger:  ledger.New(s.db),
+		Ledger:  accounts.NewLedger(s.db),
 		Pricing: s.pricingEngine,
 		Config:  s.config.Get,
 		TermsAccepted: func(ctx context.Context, t store.Tenant, c string) (bool, error) {

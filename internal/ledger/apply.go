@@ -97,6 +97,10 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 		}
 		states[aid] = st
 	}
+	suspense, err := s.lockSuspense(ctx, tx, t, plans, states)
+	if err != nil {
+		return nil, err
+	}
 
 	// Now read the referenced transfers' state (resolved, reversed): a
 	// concurrent POST, VOID or REVERSAL touching a non-hot account held its
@@ -139,7 +143,7 @@ func (s *Service) Apply(ctx context.Context, tx *store.Tx, t store.Tenant, batch
 	now := tx.Now().UTC().Truncate(time.Microsecond)
 	out := make([]Transfer, len(plans))
 	for i, p := range plans {
-		tr, err := step(p, known, states, now)
+		tr, err := step(p, known, states, suspense, now)
 		if err != nil {
 			return nil, &BatchError{Index: i, TransferID: p.id, Err: err}
 		}
@@ -219,6 +223,7 @@ type plan struct {
 	reversesID string
 	reference  string
 	metadata   json.RawMessage // a copy
+	toSuspense bool
 }
 
 func (p plan) ref() string {
@@ -247,7 +252,8 @@ type state struct {
 // validate checks a spec on its own and returns a plan that shares nothing
 // with it.
 func validate(spec TransferSpec) (plan, error) {
-	p := plan{id: spec.ID, kind: spec.Kind, holdID: spec.HoldID, reversesID: spec.ReversesID, reference: spec.Reference}
+	p := plan{id: spec.ID, kind: spec.Kind, holdID: spec.HoldID, reversesID: spec.ReversesID, reference: spec.Reference,
+		toSuspense: spec.ToSuspense}
 	if p.kind == "" {
 		p.kind = KindTransfer
 	}
@@ -337,7 +343,7 @@ func validatePostings(ps []PostingSpec) error {
 }
 
 // step works out one transfer against the batch's state and applies it there.
-func step(p plan, known map[string]*record, states map[string]*state, now time.Time) (Transfer, error) {
+func step(p plan, known map[string]*record, states map[string]*state, suspense map[string]string, now time.Time) (Transfer, error) {
 	tr := Transfer{ID: p.id, Kind: p.kind, HoldID: p.holdID, ReversesID: p.reversesID, Reference: p.reference,
 		Metadata: p.metadata, CreatedAt: now}
 	// The balance effects: posted postings, pending ones, and released ones.
@@ -384,6 +390,17 @@ func step(p plan, known map[string]*record, states map[string]*state, now time.T
 		}
 		orig.reversed = true
 	}
+
+	// Credits to closed accounts: refused, or sent to suspense.
+	var redirects []Redirect
+	var err error
+	if posted, redirects, err = closedCredits(p, posted, states, suspense, redirects); err != nil {
+		return Transfer{}, err
+	}
+	if pending, redirects, err = closedCredits(p, pending, states, suspense, redirects); err != nil {
+		return Transfer{}, err
+	}
+	tr.Redirects = redirects
 
 	// Per account deltas, then the rules, then the new state.
 	type delta struct{ posted, pendingDebits, pendingCredits int64 }
@@ -474,6 +491,97 @@ func step(p plan, known map[string]*record, states map[string]*state, now time.T
 	}
 	known[tr.ID] = &record{kind: tr.Kind, postings: append(append([]PostingSpec(nil), posted...), pending...)}
 	return tr, nil
+}
+
+// lockSuspense returns, when a ToSuspense transfer of the batch touches a
+// closed account, the suspense account of each closed account's currency
+// (by currency), locked and added to states. The suspense rows are locked
+// after the batch's others, out of the ascending order: a PostgreSQL
+// deadlock this may rarely cause is retried by InTx.
+func (s *Service) lockSuspense(ctx context.Context, tx *store.Tx, t store.Tenant, plans []plan, states map[string]*state) (map[string]string, error) {
+	redirecting := false
+	for _, p := range plans {
+		redirecting = redirecting || p.toSuspense
+	}
+	if !redirecting || s.Suspense == nil {
+		return nil, nil
+	}
+	out := map[string]string{}
+	var ids []string
+	for _, st := range states {
+		cur := st.acct.Currency
+		if !st.acct.Closed || out[cur] != "" {
+			continue
+		}
+		aid, err := s.Suspense(ctx, tx, t, cur)
+		if err != nil {
+			return nil, err
+		}
+		out[cur] = aid
+		if _, have := states[aid]; !have {
+			ids = append(ids, aid)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	accts, err := tx.LockLedgerAccounts(ctx, t, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, aid := range ids {
+		a, ok := accts[aid]
+		if !ok || a.Hot || a.Balance == nil || a.Closed {
+			return nil, fmt.Errorf("%w: suspense account %s is missing, hot or closed", ErrInvariant, aid)
+		}
+		states[aid] = &state{acct: a, read: *a.Balance, cur: *a.Balance}
+	}
+	return out, nil
+}
+
+// closedCredits checks a transfer's postings for credits to closed
+// accounts: refused with ErrAccountClosed, unless the transfer goes to
+// suspense, whose account (in the same currency) then takes the credit,
+// merged with any posting the transfer already has on it.
+func closedCredits(p plan, ps []PostingSpec, states map[string]*state, suspense map[string]string, redirects []Redirect) ([]PostingSpec, []Redirect, error) {
+	var out []PostingSpec
+	for i, ps1 := range ps {
+		st := states[ps1.AccountID]
+		if st == nil || !st.acct.Closed || ps1.Amount <= 0 {
+			continue
+		}
+		to := suspense[ps1.Currency]
+		if !p.toSuspense || to == "" {
+			return nil, nil, &AccountError{AccountID: ps1.AccountID, Err: ErrAccountClosed}
+		}
+		if out == nil {
+			out = append([]PostingSpec(nil), ps...)
+		}
+		out[i].AccountID = to
+		redirects = append(redirects, Redirect{ClosedAccountID: ps1.AccountID, SuspenseAccountID: to,
+			Currency: ps1.Currency, Amount: ps1.Amount})
+	}
+	if out == nil {
+		return ps, redirects, nil
+	}
+	// Merge postings now on the same account; drop those that cancel out.
+	merged := make([]PostingSpec, 0, len(out))
+	at := map[string]int{}
+	for _, ps1 := range out {
+		if i, ok := at[ps1.AccountID]; ok {
+			merged[i].Amount += ps1.Amount
+			continue
+		}
+		at[ps1.AccountID] = len(merged)
+		merged = append(merged, ps1)
+	}
+	kept := merged[:0]
+	for _, ps1 := range merged {
+		if ps1.Amount != 0 {
+			kept = append(kept, ps1)
+		}
+	}
+	return kept, redirects, nil
 }
 
 // withinHold checks posted amounts against a hold: only the hold's accounts,

@@ -18,6 +18,10 @@
 //     available balance: a transfer, hold or reversal that would make one
 //     negative is refused, atomically under any concurrency. SYSTEM accounts
 //     (world, clearing, fees, FX, card holds) may go negative.
+//   - A closed account (its balance row closed: its owner was deleted) takes
+//     no credits: a transfer crediting one is refused (ErrAccountClosed),
+//     unless it is ToSuspense, which sends the credit to the tenant's
+//     suspense account of that currency (Service.Suspense).
 //   - Hot SYSTEM accounts keep no balance row: their balance is the sum of their
 //     postings, so the transfers that touch them never queue on one row.
 //   - A batch is applied in order, each transfer seeing the effects of the ones
@@ -111,6 +115,7 @@ var (
 	ErrNotReversible     = errors.New("ledger: transfer cannot be reversed")
 	ErrAlreadyReversed   = errors.New("ledger: transfer already reversed")
 	ErrBalanceRace       = errors.New("ledger: balance row changed while locked")
+	ErrAccountClosed     = errors.New("ledger: account is closed and takes no credits")
 	ErrInvariant         = errors.New("ledger: invariant violated")
 )
 
@@ -193,6 +198,20 @@ type TransferSpec struct {
 	ReversesID string // REVERSAL: the transfer to reverse, stored or earlier in the batch
 	Reference  string
 	Metadata   json.RawMessage // optional JSON
+	// ToSuspense sends what this transfer would credit to a closed account
+	// (its owner is gone) to the tenant's suspense account in that
+	// currency instead (Service.Suspense). Without it such a credit is
+	// refused with ErrAccountClosed. It is for money that must still
+	// arrive: returns, refunds, late incoming payments.
+	ToSuspense bool
+}
+
+// Redirect is a credit ToSuspense moved from a closed account to suspense.
+type Redirect struct {
+	ClosedAccountID   string
+	SuspenseAccountID string
+	Currency          string
+	Amount            int64 // credited to suspense; posted, or pending for a HOLD
 }
 
 // Transfer is a stored transfer.
@@ -211,6 +230,9 @@ type Transfer struct {
 	// the REVERSAL of this transfer.
 	ResolvedBy string
 	ReversedBy string
+
+	// Filled by Apply: the credits it sent to suspense (ToSuspense).
+	Redirects []Redirect
 }
 
 // Posting is a stored posting.
@@ -238,6 +260,12 @@ type Balance struct {
 // Service is the ledger.
 type Service struct {
 	db *store.DB
+	// Suspense returns the ledger account id of the tenant's suspense
+	// account in a currency, creating it in tx if need be (package accounts
+	// provides it: the account is a platform internal account the platform
+	// sees and resolves). Nil: credits to closed accounts are always
+	// refused.
+	Suspense func(ctx context.Context, tx *store.Tx, t store.Tenant, cur string) (string, error)
 }
 
 // New returns the ledger over db.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/ledger"
@@ -76,7 +77,7 @@ func moneyError(err error) error {
 	if errors.Is(err, ledger.ErrInsufficientFunds) {
 		return apierr.New("INSUFFICIENT_FUNDS", "The source account does not hold enough available funds")
 	}
-	return err
+	return accounts.ClosedError(err)
 }
 
 // executeTx executes a PENDING quote inside tx: the money movement, the

@@ -258,6 +258,10 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 			if a.ID == r.plan.SourceInternalID {
 				return r, apierr.New("SELF_PAYMENT", "The source and destination are the same account "+a.ID)
 			}
+			if a.Suspense {
+				return r, fieldErr("destination.accountId", apierr.Enum,
+					"must not be a suspense account: only money for deleted customers arrives there")
+			}
 			r.plan.To, r.plan.DestInternalID, r.plan.DestLedgerID, r.plan.DestCustomerID = ToInternal, a.ID, a.LedgerAccountID, a.CustomerID
 			r.plan.ReceivingCurrency, r.plan.Rail = a.Currency, pricing.RailInternal
 			r.dest = QuoteDestination{DestinationType: DestAccount, AccountID: a.ID}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/ledger"
@@ -23,7 +24,7 @@ type Service struct {
 }
 
 // NewService returns the service over db.
-func NewService(db *store.DB) *Service { return &Service{DB: db, Ledger: ledger.New(db)} }
+func NewService(db *store.DB) *Service { return &Service{DB: db, Ledger: accounts.NewLedger(db)} }
 
 // IncomingRails are the rails a sandbox incoming bank deposit may use.
 var IncomingRails = []string{ACH, ACHSameDay, Wire, RTP, FedNow}
@@ -100,6 +101,9 @@ func (s *Service) Receive(ctx context.Context, t store.Tenant, req IncomingReque
 		if acct.Status != "ACTIVE" {
 			return apierr.Conflict(fmt.Sprintf("Internal account %s is %s and cannot receive money", acct.ID, acct.Status))
 		}
+		if acct.Suspense {
+			return apierr.Conflict("Internal account " + acct.ID + " is a suspense account: deposits cannot be made into it")
+		}
 		cur := acct.Currency
 		now := tx.Now().UTC().Truncate(time.Microsecond)
 		txnID = id.New(id.Transaction)
@@ -112,9 +116,11 @@ func (s *Service) Receive(ctx context.Context, t store.Tenant, req IncomingReque
 		if pending {
 			status, st.AwaitingApproval = transactions.StatusPending, true
 		} else {
-			if st.DepositTransferID, err = s.deposit(ctx, tx, t, acct, amount, txnID); err != nil {
-				return err
+			dep, err := s.deposit(ctx, tx, t, acct.LedgerAccountID, cur, amount, txnID, false)
+			if err != nil {
+				return accounts.ClosedError(err)
 			}
+			st.DepositTransferID = dep.ID
 			st.Details = Advance(st.Details, ActionSettle, now)
 			settled = &now
 		}
@@ -148,20 +154,24 @@ func (s *Service) Receive(ctx context.Context, t store.Tenant, req IncomingReque
 	return (&transactions.Service{DB: s.DB}).Get(ctx, t, txnID)
 }
 
-// deposit credits an internal account from WORLD.
-func (s *Service) deposit(ctx context.Context, tx *store.Tx, t store.Tenant, acct store.InternalAccount, amount int64, txnID string) (string, error) {
-	world, err := s.Ledger.SystemAccountTx(ctx, tx, t, ledger.CodeWorld, acct.Currency)
+// deposit credits an internal account's ledger account from WORLD. If the
+// account has closed (its customer was deleted), toSuspense sends the money
+// to the platform's suspense account instead; otherwise the ledger refuses
+// it (accounts.ClosedError makes that the API's answer).
+func (s *Service) deposit(ctx context.Context, tx *store.Tx, t store.Tenant, ledgerID, cur string, amount int64, txnID string, toSuspense bool) (ledger.Transfer, error) {
+	world, err := s.Ledger.SystemAccountTx(ctx, tx, t, ledger.CodeWorld, cur)
 	if err != nil {
-		return "", err
+		return ledger.Transfer{}, err
 	}
-	out, err := s.Ledger.Apply(ctx, tx, t, []ledger.TransferSpec{{Reference: txnID, Postings: []ledger.PostingSpec{
-		{AccountID: world.ID, Currency: acct.Currency, Amount: -amount},
-		{AccountID: acct.LedgerAccountID, Currency: acct.Currency, Amount: amount},
-	}}})
+	out, err := s.Ledger.Apply(ctx, tx, t, []ledger.TransferSpec{{Reference: txnID, ToSuspense: toSuspense,
+		Postings: []ledger.PostingSpec{
+			{AccountID: world.ID, Currency: cur, Amount: -amount},
+			{AccountID: ledgerID, Currency: cur, Amount: amount},
+		}}})
 	if err != nil {
-		return "", err
+		return ledger.Transfer{}, err
 	}
-	return out[0].ID, nil
+	return out[0], nil
 }
 
 // withJob runs fn on a transaction's rail job, locked, in one database
@@ -259,8 +269,13 @@ func (s *Service) Dishonor(ctx context.Context, t store.Tenant, transactionID st
 			return notJob
 		}
 		now := tx.Now().UTC().Truncate(time.Microsecond)
-		if _, err := s.Ledger.Apply(ctx, tx, t, []ledger.TransferSpec{
-			{Kind: ledger.KindReversal, ReversesID: st.ReturnIDs[0], Reference: transactionID}}); err != nil {
+		// A customer deleted since the return gets the money in suspense.
+		out, err := s.Ledger.Apply(ctx, tx, t, []ledger.TransferSpec{
+			{Kind: ledger.KindReversal, ReversesID: st.ReturnIDs[0], Reference: transactionID, ToSuspense: true}})
+		if err != nil {
+			return err
+		}
+		if err := recordSuspense(ctx, tx, t, out, "dishonored return", transactionID); err != nil {
 			return err
 		}
 		st.Details = Advance(st.Details, ActionDishonor, now)
@@ -304,11 +319,15 @@ func (s *Service) Approve(ctx context.Context, t store.Tenant, transactionID str
 		if j.Kind != KindIncoming || !st.AwaitingApproval || row.Status != transactions.StatusPending {
 			return notJob
 		}
-		acct, err := tx.GetInternalAccount(ctx, t, st.AccountID)
+		// The payment has arrived: if the account has closed since (its
+		// customer was deleted), the money goes to suspense. An internal
+		// account's ledger account has its id (accounts.newRow).
+		dep, err := s.deposit(ctx, tx, t, st.AccountID, st.Currency, st.Amount, transactionID, true)
 		if err != nil {
 			return err
 		}
-		if st.DepositTransferID, err = s.deposit(ctx, tx, t, acct, st.Amount, transactionID); err != nil {
+		st.DepositTransferID = dep.ID
+		if err := recordSuspense(ctx, tx, t, []ledger.Transfer{dep}, "incoming payment approved", transactionID); err != nil {
 			return err
 		}
 		now := tx.Now().UTC().Truncate(time.Microsecond)
@@ -433,10 +452,11 @@ func (s *Service) Send(ctx context.Context, t store.Tenant, req SendRequest, q F
 			return err
 		}
 		depositID := id.New(id.Transaction)
-		transferID, err := s.deposit(ctx, tx, t, acct, due, depositID)
+		dep, err := s.deposit(ctx, tx, t, acct.LedgerAccountID, cur, due, depositID, false)
 		if err != nil {
-			return err
+			return accounts.ClosedError(err)
 		}
+		transferID := dep.ID
 		now := tx.Now().UTC().Truncate(time.Microsecond)
 		received := due
 		if _, err := transactions.Record(ctx, tx, t, transactions.New{

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"io"
 	"log/slog"
 	"sync"
@@ -62,7 +63,7 @@ type Runner struct {
 // NewRunner makes a runner over db.
 func NewRunner(db *store.DB, opts Options) *Runner {
 	opts.defaults()
-	return &Runner{db: db, ledger: ledger.New(db), opts: opts}
+	return &Runner{db: db, ledger: accounts.NewLedger(db), opts: opts}
 }
 
 // Run applies due steps until ctx ends. Cancelling ctx abandons the steps in

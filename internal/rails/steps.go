@@ -59,11 +59,15 @@ func applyPayoutStep(ctx context.Context, tx *store.Tx, l *ledger.Service, st *J
 		// Undo the settlement (world → clearing), then the posted hold
 		// (clearing → source, fees and FX legs back): the source gets back
 		// everything it paid.
+		// A sender deleted since gets its refund in suspense.
 		out, err := l.Apply(ctx, tx, t, []ledger.TransferSpec{
 			{Kind: ledger.KindReversal, ReversesID: st.SettlementID, Reference: p.TransactionID},
-			{Kind: ledger.KindReversal, ReversesID: st.PostID, Reference: p.TransactionID},
+			{Kind: ledger.KindReversal, ReversesID: st.PostID, Reference: p.TransactionID, ToSuspense: true},
 		})
 		if err != nil {
+			return err
+		}
+		if err := recordSuspense(ctx, tx, t, out, "refund of a returned payout", p.TransactionID); err != nil {
 			return err
 		}
 		st.ReturnIDs = []string{out[0].ID, out[1].ID}

@@ -22,12 +22,24 @@ type InternalAccount struct {
 	Instructions     []byte
 	// RuleDestinationID is the account a RULE_BASED account sweeps to.
 	RuleDestinationID string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// Suspense marks one of the platform's suspense accounts (CustomerID
+	// is empty): stored under the owner key SuspenseOwner, so it is neither
+	// the platform's provisioned account of its currency nor counted among
+	// the platform's own accounts by InternalAccountsOfOwner.
+	Suspense  bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
+
+// SuspenseOwner is the owner_key of the platform's suspense accounts (a
+// customer's owner_key is its id, the platform's own accounts have ”).
+const SuspenseOwner = "SUSPENSE"
 
 const internalAccountCols = `id, platform_id, env, customer_id, account_type, currency, status, ledger_account_id,
 	funding_reference, funding_instructions, rule_destination_account_id, created_at, updated_at`
+
+// internalAccountSelect is what scanInternalAccount reads.
+const internalAccountSelect = internalAccountCols + `, owner_key`
 
 // liveAccountOwner keeps the accounts of deleted customers out of reads: they
 // go with their customer.
@@ -37,13 +49,14 @@ const liveAccountOwner = ` AND (customer_id IS NULL OR EXISTS (SELECT 1 FROM cus
 func scanInternalAccount(row interface{ Scan(...any) error }) (InternalAccount, error) {
 	var a InternalAccount
 	var customer, dest sql.NullString
-	var info string
+	var info, owner string
 	var created, updated int64
 	if err := row.Scan(&a.ID, &a.Tenant.PlatformID, &a.Tenant.Env, &customer, &a.Type, &a.Currency, &a.Status,
-		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &created, &updated); err != nil {
+		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &created, &updated, &owner); err != nil {
 		return InternalAccount{}, classify(err)
 	}
 	a.CustomerID, a.RuleDestinationID = customer.String, dest.String
+	a.Suspense = customer.String == "" && owner == SuspenseOwner
 	a.Instructions = []byte(info)
 	a.CreatedAt, a.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return a, nil
@@ -57,11 +70,15 @@ func iaNullString(s string) sql.NullString { return sql.NullString{String: s, Va
 // whether it inserted, and never fails on that conflict, so it is safe inside
 // a PostgreSQL transaction that must go on.
 func (q Q) InsertInternalAccount(ctx context.Context, a InternalAccount) (bool, error) {
+	owner := a.CustomerID
+	if a.Suspense {
+		owner = SuspenseOwner
+	}
 	res, err := q.exec(ctx, `INSERT INTO internal_accounts (`+internalAccountCols+`, owner_key)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		a.ID, a.Tenant.PlatformID, a.Tenant.Env, iaNullString(a.CustomerID), a.Type, a.Currency, a.Status,
 		a.LedgerAccountID, a.FundingReference, string(a.Instructions), iaNullString(a.RuleDestinationID),
-		toMicros(a.CreatedAt), toMicros(a.UpdatedAt), a.CustomerID)
+		toMicros(a.CreatedAt), toMicros(a.UpdatedAt), owner)
 	if err != nil {
 		return false, err
 	}
@@ -71,7 +88,7 @@ func (q Q) InsertInternalAccount(ctx context.Context, a InternalAccount) (bool, 
 
 // GetInternalAccount returns an account of the tenant whose owner is live.
 func (q Q) GetInternalAccount(ctx context.Context, t Tenant, id string) (InternalAccount, error) {
-	return scanInternalAccount(q.queryRow(ctx, `SELECT `+internalAccountCols+` FROM internal_accounts
+	return scanInternalAccount(q.queryRow(ctx, `SELECT `+internalAccountSelect+` FROM internal_accounts
 		WHERE platform_id = ? AND env = ? AND id = ?`+liveAccountOwner, t.PlatformID, t.Env, id))
 }
 
@@ -79,9 +96,25 @@ func (q Q) GetInternalAccount(ctx context.Context, t Tenant, id string) (Interna
 // the tenant with a live owner (GetInternalAccount for several, one query).
 func (q Q) GetInternalAccounts(ctx context.Context, t Tenant, ids ...string) (map[string]InternalAccount, error) {
 	return collectByID(ctx, q, ledgerDedupe(ids), func(in string) (string, []any) {
-		return `SELECT ` + internalAccountCols + ` FROM internal_accounts
+		return `SELECT ` + internalAccountSelect + ` FROM internal_accounts
 			WHERE platform_id = ? AND env = ? AND id IN (` + in + `)` + liveAccountOwner, []any{t.PlatformID, t.Env}
 	}, scanInternalAccount, func(a InternalAccount) string { return a.ID })
+}
+
+// SuspenseAccount returns the tenant's suspense account in a currency.
+func (q Q) SuspenseAccount(ctx context.Context, t Tenant, cur string) (InternalAccount, error) {
+	return scanInternalAccount(q.queryRow(ctx, `SELECT `+internalAccountSelect+` FROM internal_accounts
+		WHERE platform_id = ? AND env = ? AND owner_key = ? AND currency = ? AND customer_id IS NULL`,
+		t.PlatformID, t.Env, SuspenseOwner, cur))
+}
+
+// SetOwnerAccountsStatus sets the status of every internal account of a
+// customer (the delete closes them).
+func (q Q) SetOwnerAccountsStatus(ctx context.Context, t Tenant, customerID, status string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE internal_accounts SET status = ?, updated_at = ?
+		WHERE platform_id = ? AND env = ? AND owner_key = ? AND customer_id IS NOT NULL`,
+		status, toMicros(at), t.PlatformID, t.Env, customerID)
+	return err
 }
 
 // InternalAccountFilter narrows ListInternalAccounts. Empty fields do not
@@ -121,7 +154,7 @@ func (q Q) ListInternalAccounts(ctx context.Context, t Tenant, f InternalAccount
 	if after != "" {
 		w.add("id > ?", after)
 	}
-	rows, err := q.query(ctx, `SELECT `+internalAccountCols+` FROM internal_accounts`+w.sql()+` ORDER BY id LIMIT ?`,
+	rows, err := q.query(ctx, `SELECT `+internalAccountSelect+` FROM internal_accounts`+w.sql()+` ORDER BY id LIMIT ?`,
 		append(w.args, limit)...)
 	if err != nil {
 		return nil, 0, err
@@ -141,7 +174,7 @@ func (q Q) ListInternalAccounts(ctx context.Context, t Tenant, f InternalAccount
 // InternalAccountsOfOwner returns every account of an owner (customerID, ""
 // for the platform), live or not, oldest first.
 func (q Q) InternalAccountsOfOwner(ctx context.Context, t Tenant, customerID string) ([]InternalAccount, error) {
-	rows, err := q.query(ctx, `SELECT `+internalAccountCols+` FROM internal_accounts
+	rows, err := q.query(ctx, `SELECT `+internalAccountSelect+` FROM internal_accounts
 		WHERE platform_id = ? AND env = ? AND owner_key = ? ORDER BY id`, t.PlatformID, t.Env, customerID)
 	if err != nil {
 		return nil, err

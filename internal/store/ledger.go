@@ -159,7 +159,9 @@ type LockedLedgerAccount struct {
 	Currency string
 	Kind     string
 	Hot      bool
-	Balance  *LedgerBalance
+	// Closed: the account takes no more credits (see CloseLedgerAccounts).
+	Closed  bool
+	Balance *LedgerBalance
 }
 
 // LockLedgerAccounts returns those of ids that are accounts of the tenant,
@@ -175,7 +177,7 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 		ids = ledgerDedupe(ids)
 		err := q.eachInChunks(ctx, ids, func(in string) (string, []any) {
 			return `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits,
-				b.floor_zero, b.version, b.updated_at FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
+				b.floor_zero, b.version, b.updated_at, b.closed FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
 				WHERE b.platform_id = ? AND b.env = ? AND a.platform_id = b.platform_id AND a.env = b.env
 				AND b.account_id IN (` + in + `) ORDER BY b.account_id FOR UPDATE OF b`, []any{t.PlatformID, t.Env}
 		}, func(r *sql.Rows) error {
@@ -183,7 +185,7 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 			var b LedgerBalance
 			var updated int64
 			if err := r.Scan(&a.ID, &a.Currency, &a.Kind, &a.Hot, &b.Posted, &b.PendingDebits, &b.PendingCredits,
-				&b.FloorZero, &b.Version, &updated); err != nil {
+				&b.FloorZero, &b.Version, &updated, &a.Closed); err != nil {
 				return err
 			}
 			b.AccountID, b.UpdatedAt = a.ID, fromMicros(updated)
@@ -213,13 +215,13 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 		return out, nil
 	}
 	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
-		return `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits, b.version
-			FROM ledger_accounts a LEFT JOIN ledger_balances b ON b.account_id = a.id
+		return `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits, b.version,
+			COALESCE(b.closed, FALSE) FROM ledger_accounts a LEFT JOIN ledger_balances b ON b.account_id = a.id
 			WHERE a.platform_id = ? AND a.env = ? AND a.id IN (` + in + `)`, []any{t.PlatformID, t.Env}
 	}, func(r *sql.Rows) error {
 		var a LockedLedgerAccount
 		var posted, pd, pc, version sql.NullInt64
-		if err := r.Scan(&a.ID, &a.Currency, &a.Kind, &a.Hot, &posted, &pd, &pc, &version); err != nil {
+		if err := r.Scan(&a.ID, &a.Currency, &a.Kind, &a.Hot, &posted, &pd, &pc, &version, &a.Closed); err != nil {
 			return err
 		}
 		if version.Valid {
@@ -233,6 +235,18 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 		return nil, err
 	}
 	return out, nil
+}
+
+// CloseLedgerAccounts marks accounts' balance rows closed (they take no
+// more credits; package ledger refuses or redirects them) and bumps their
+// versions. The caller has locked the rows with LockLedgerAccounts in the
+// same transaction and checked what they hold.
+func (q Q) CloseLedgerAccounts(ctx context.Context, t Tenant, ids []string, at time.Time) error {
+	return q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+		return `UPDATE ledger_balances SET closed = TRUE, version = version + 1, updated_at = ?
+			WHERE platform_id = ? AND env = ? AND account_id IN (` + in + `) RETURNING account_id`,
+			[]any{toMicros(at), t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error { var id string; return r.Scan(&id) })
 }
 
 // LedgerBalanceChange adds deltas to a balance row.
