@@ -213,33 +213,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
-		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL})
-	if err != nil {
-		return err
-	}
-	go api.RunMaintenance(ctx)
-	go api.RunExternalAccountWork(ctx)
-	go api.RunCustomerJobs(ctx)               // bulk customer imports, removal of unreferenced document files
-	go api.RunQuoteExpiry(ctx, 5*time.Second) // PENDING quotes past expiresAt become EXPIRED
-	go api.RunPaymentDocumentWork(ctx)        // removal of attached, expired and abandoned payment-document files
 	// Listening first: the webhook runner's node identity includes the
 	// address, which no other live process can then hold.
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	// Waited for on shutdown: the runner writes its finished attempts before
-	// it returns (the database closes after).
-	hooksDone := make(chan struct{})
-	go func() {
-		defer close(hooksDone)
-		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate,
-			NodeID: nodeID(ln.Addr().String())})
-	}()
+	defer ln.Close()
 	// Rail settlement, failures and returns; PAYMENTS_SANDBOX_CLOCK_FACTOR scales sandbox rail time (docs/sandbox.md).
 	rails.SetClockFactor(envFloat("PAYMENTS_SANDBOX_CLOCK_FACTOR", rails.DefaultClockFactor))
-	go rails.Run(ctx, db, rails.Options{Log: log})
+	node, err := httpapi.NewNode(ctx, db, log, nodeOptions(cfg, ln.Addr().String()))
+	if err != nil {
+		return err
+	}
+	api := node.API
+	// Waited for on shutdown: the webhook runner writes its finished
+	// attempts before it returns (the database closes after).
+	background := node.Start(ctx)
+	backgroundDone := make(chan struct{})
+	go func() { background(); close(backgroundDone) }()
 
 	if cfg.pprofAddr != "" {
 		if err := servePprof(ctx, cfg.pprofAddr, log); err != nil {
@@ -273,12 +265,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	select {
-	case <-hooksDone:
+	case <-backgroundDone:
 	case <-sctx.Done():
-		log.Warn("webhook workers did not stop in time; unrecorded attempts are resent after their lease")
+		log.Warn("background workers did not stop in time; unrecorded webhook attempts are resent after their lease")
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// nodeOptions is the configuration of this process's httpapi.Node.
+func nodeOptions(cfg settings, listenAddr string) httpapi.NodeOptions {
+	return httpapi.NodeOptions{
+		API: httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
+			BlobDir: cfg.blobDir, PublicURL: cfg.publicURL},
+		Webhooks: webhooks.Options{Workers: cfg.webhookWorkers, AllowPrivate: cfg.webhookPrivate, NodeID: nodeID(listenAddr)},
+	}
 }
 
 // nodeID names this process in webhook lease tokens: $PAYMENTS_NODE_ID, or

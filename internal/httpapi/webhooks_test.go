@@ -60,6 +60,7 @@ func (e *env) hookEmit(t *testing.T, typ, resourceID string) events.Envelope {
 // hookRunner starts delivery workers that log into the env's log, until the
 // test ends or stop is called.
 func (e *env) hookRunner(t *testing.T, opts webhooks.Options) (stop func()) {
+	e.driveByHand()
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 5 * time.Millisecond
 	}
@@ -206,6 +207,7 @@ func TestEvents_ListFiltersAndPagination(t *testing.T) {
 // again, with the same webhook-id.
 func TestEvents_AttemptsAndRedelivery(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // its own runners
 		rc := newHookReceiver(t)
 		e.setWebhookEndpoint(t, rc.URL+"/hook")
 		ev := e.hookEmit(t, events.CardStatusChange, "Card:1")
@@ -371,6 +373,7 @@ func checkServiceSignature(t *testing.T, pub *ecdsa.PublicKey, d hookDelivery) {
 // last a minute, the requests must finish long before.
 func TestWebhooks_HangingReceiverDoesNotSlowTheAPI(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // its own runners
 		release := make(chan struct{})
 		var hanging atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -407,6 +410,7 @@ func TestWebhooks_HangingReceiverDoesNotSlowTheAPI(t *testing.T) {
 // or the endpoint's query string.
 func TestWebhooks_LogsHoldNoSecrets(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // its own runners
 		rc := newHookReceiver(t)
 		rc.status.Store(http.StatusBadGateway)
 		e.setWebhookEndpoint(t, rc.URL+"/hook?token=receiver-own-secret")

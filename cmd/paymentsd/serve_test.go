@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// These tests run `paymentsd serve` itself (run, as main calls it) over a
+// fresh SQLite file and talk to it over TCP, as a user following the README
+// would.
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// served is one running paymentsd.
+type served struct {
+	base   string // http://host:port
+	stdout *lockedBuffer
+	stderr *lockedBuffer
+}
+
+// startServe runs paymentsd with args over dbURL (a fresh SQLite file when
+// empty) until the test ends, and waits until it listens.
+func startServe(t *testing.T, dbURL string, args ...string) *served {
+	t.Helper()
+	if dbURL == "" {
+		dbURL = "sqlite:" + t.TempDir() + "/payments.db"
+	}
+	s := &served{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	args = append([]string{"--addr", "127.0.0.1:0", "--database-url", dbURL, "--log-format", "json",
+		"--blob-dir", t.TempDir()}, args...)
+	go func() { done <- run(ctx, args, s.stdout, s.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("paymentsd: %v", err)
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for line := range strings.SplitSeq(s.stderr.String(), "\n") {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" {
+				s.base = "http://" + l.Addr
+				return s
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("paymentsd stopped: %v\n%s", err, s.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("paymentsd did not start listening:\n%s", s.stderr)
+	return nil
+}
+
+// call sends one API request with basic credentials user:secret.
+func (s *served) call(t *testing.T, creds, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+"/2025-10-13"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, secret, _ := strings.Cut(creds, ":")
+	req.SetBasicAuth(user, secret)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var m map[string]any
+	if len(raw) > 0 && json.Unmarshal(raw, &m) != nil {
+		t.Fatalf("%s %s: not a JSON object: %s", method, path, raw)
+	}
+	return res.StatusCode, m
+}
+
+// Issue 16, item 1: the README quickstart's start, then the sandbox test
+// webhook against a local receiver answers 200 with the receiver's status,
+// and the TEST event is listed. It answered 404 on the binary, whose webhook
+// runner leased the event before the request could.
+func TestServe_SandboxWebhookTestReachesReceiver(t *testing.T) {
+	t.Setenv("PAYMENTS_SANDBOX_TOKEN", "demo-sandbox:demo-secret")
+	t.Setenv("PAYMENTS_PRODUCTION_TOKEN", "")
+	var got sync.WaitGroup
+	got.Add(1)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer got.Done()
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, "received")
+	}))
+	defer rc.Close()
+	s := startServe(t, "")
+	const auth = "demo-sandbox:demo-secret"
+	if st, m := s.call(t, auth, "PATCH", "/config", `{"webhookEndpoint":"`+rc.URL+`/hooks"}`); st != http.StatusOK {
+		t.Fatalf("PATCH /config: %d %v", st, m)
+	}
+	st, m := s.call(t, auth, "POST", "/sandbox/webhooks/test", "")
+	if st != http.StatusOK || m["response_status"] != float64(http.StatusAccepted) || m["response_body"] != "received" ||
+		m["url"] != rc.URL+"/hooks" {
+		t.Fatalf("POST /sandbox/webhooks/test: %d %v", st, m)
+	}
+	got.Wait() // exactly one delivery: a second would panic the WaitGroup
+	st, m = s.call(t, auth, "GET", "/events?type=TEST", "")
+	if st != http.StatusOK || m["totalCount"] != float64(1) {
+		t.Fatalf("GET /events?type=TEST: %d %v", st, m)
+	}
+}
