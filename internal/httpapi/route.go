@@ -52,6 +52,7 @@ func (s *Server) handle(rt route) {
 			rt.sandboxOnly = true
 		}
 	}
+	s.table = append(s.table, rt)
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.serveRoute(rt, w, r); err != nil {
 			s.writeError(w, r, err)

@@ -13,7 +13,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req, func(req tokens.CreateRequest) error { return req.Validate(s.db.Now()) }); err != nil {
 		return err
 	}
-	tok, err := s.tokens.Create(r.Context(), principal(r).Tenant, req)
+	tok, err := s.tokens.Create(r.Context(), principal(r), req)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request) error {
-	if err := s.tokens.Delete(r.Context(), principal(r).Tenant, r.PathValue("tokenId")); err != nil {
+	if err := s.tokens.Delete(r.Context(), principal(r), r.PathValue("tokenId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
