@@ -195,22 +195,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	version, _ := db.SchemaVersion(ctx)
 	log.Info("database ready", "engine", string(db.Engine()), "schema_version", version)
 
-	p, created, err := platforms.Bootstrap(ctx, db)
+	supplied := map[string]string{store.EnvSandbox: cfg.sandboxToken, store.EnvProduction: cfg.productionToken}
+	for envName, creds := range supplied {
+		if err := platforms.CheckCredentials(creds); creds != "" && err != nil {
+			return fmt.Errorf("PAYMENTS_%s_TOKEN: %w", strings.ToUpper(envName), err)
+		}
+	}
+	p, created, err := platforms.BootstrapWith(ctx, db, supplied)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if created != nil {
-		// Shown once, on first start: the secrets are not stored in clear.
-		fmt.Fprintf(stdout, "\nCreated the default platform %s.\nSave these credentials now; they are not shown again.\n"+
-			"  sandbox token:    %s\n  production token: %s\n\n", created.PlatformID, created.SandboxToken, created.ProductionToken)
-	}
-	for envName, creds := range map[string]string{store.EnvSandbox: cfg.sandboxToken, store.EnvProduction: cfg.productionToken} {
-		if creds == "" {
-			continue
-		}
-		if err := platforms.EnsureToken(ctx, db, p.ID, envName, creds); err != nil {
-			return fmt.Errorf("PAYMENTS_%s_TOKEN: %w", strings.ToUpper(envName), err)
-		}
+		printCreated(stdout, *created)
 	}
 
 	// Listening first: the webhook runner's node identity includes the
@@ -271,6 +267,28 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// printCreated shows the default platform made on the first start and the
+// tokens generated for it, once: their secrets are not stored in clear.
+// Environments whose credentials were supplied got no generated token.
+func printCreated(w io.Writer, c platforms.Created) {
+	fmt.Fprintf(w, "\nCreated the default platform %s.\n", c.PlatformID)
+	if c.SandboxToken == "" && c.ProductionToken == "" {
+		fmt.Fprint(w, "Its tokens are the ones you supplied (PAYMENTS_SANDBOX_TOKEN, PAYMENTS_PRODUCTION_TOKEN).\n\n")
+		return
+	}
+	fmt.Fprint(w, "Save these credentials now; they are not shown again.\n")
+	for _, t := range []struct{ name, creds, env string }{
+		{"sandbox token:   ", c.SandboxToken, "PAYMENTS_SANDBOX_TOKEN"},
+		{"production token:", c.ProductionToken, "PAYMENTS_PRODUCTION_TOKEN"},
+	} {
+		if t.creds == "" {
+			t.creds = "the one supplied in " + t.env
+		}
+		fmt.Fprintf(w, "  %s %s\n", t.name, t.creds)
+	}
+	fmt.Fprintln(w)
 }
 
 // nodeOptions is the configuration of this process's httpapi.Node.

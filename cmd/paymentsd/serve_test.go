@@ -135,3 +135,53 @@ func TestServe_SandboxWebhookTestReachesReceiver(t *testing.T) {
 		t.Fatalf("GET /events?type=TEST: %d %v", st, m)
 	}
 }
+
+// Issue 16, item 5: a first start generates and prints a token only for an
+// environment whose PAYMENTS_<ENV>_TOKEN is not set; with both set it makes
+// and prints none, and each environment has exactly the supplied token.
+func TestServe_FirstStartPrintsOnlyGeneratedTokens(t *testing.T) {
+	const sb, prod = "ci-sandbox:sandbox-secret-1", "ci-production:production-secret-1"
+	for _, c := range []struct {
+		name                string
+		sandbox, production string
+	}{
+		{"both supplied", sb, prod},
+		{"sandbox supplied", sb, ""},
+		{"none supplied", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("PAYMENTS_SANDBOX_TOKEN", c.sandbox)
+			t.Setenv("PAYMENTS_PRODUCTION_TOKEN", c.production)
+			s := startServe(t, "")
+			out := s.stdout.String()
+			for env, supplied := range map[string]string{"sandbox": c.sandbox, "production": c.production} {
+				printed := printedToken(out, env)
+				creds := supplied
+				if supplied == "" {
+					if printed == "" {
+						t.Fatalf("no %s token printed:\n%s", env, out)
+					}
+					creds = printed
+				} else if printed != "" || strings.Contains(out, supplied) {
+					t.Fatalf("%s token printed although supplied:\n%s", env, out)
+				}
+				st, m := s.call(t, creds, "GET", "/tokens", "")
+				if st != http.StatusOK || m["totalCount"] != float64(1) {
+					t.Fatalf("%s tokens: %d %v", env, st, m)
+				}
+			}
+		})
+	}
+}
+
+// printedToken returns the "id:secret" printed for env, if any.
+func printedToken(out, env string) string {
+	for line := range strings.SplitSeq(out, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), env+" token:"); ok {
+			if v := strings.TrimSpace(rest); strings.Count(v, ":") == 1 && !strings.Contains(v, " ") {
+				return v
+			}
+		}
+	}
+	return ""
+}
