@@ -9,9 +9,10 @@ import (
 )
 
 // railsNow makes every rail step due at once and runs the rail workers
-// until nothing is due (the background runner is not started in tests).
+// until nothing is due.
 func (e *env) railsDrain(t *testing.T) {
 	t.Helper()
+	e.driveByHand() // from here on the test runs the rail steps
 	if err := rails.NewRunner(e.db, rails.Options{}).Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
