@@ -51,6 +51,11 @@ func TestRails_IncomingACHReturn_R_TXN_34_35_45(t *testing.T) {
 			len(d["traceNumber"].(string)) != 15 || d["addenda"] != "rent" {
 			t.Fatalf("deposit %v", x)
 		}
+		// R-TXN-25: the source type is one of the spec's (an outside
+		// funding source is REALTIME_FUNDING); it was EXTERNAL_ACCOUNT.
+		if src := x["source"].(map[string]any); src["sourceType"] != "REALTIME_FUNDING" || src["accountHolderName"] == nil {
+			t.Fatalf("deposit source %v", src)
+		}
 		if b := qtAmount(t, e.acAccount(t, c, "USD"), "balance"); b != 12_500 {
 			t.Fatalf("balance %d", b)
 		}
