@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
@@ -20,6 +21,23 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store") // the response carries a secret
 	writeJSON(w, http.StatusCreated, tok)
 	return nil
+}
+
+// withoutClientSecret is the stored replay of POST /tokens: the same token,
+// without its secret. The secret exists in clear only in the first response
+// (the database keeps its hash), so a replay cannot show it; a client that
+// lost it deletes the token and creates another.
+func withoutClientSecret(body []byte) []byte {
+	var tok tokens.Token
+	if err := json.Unmarshal(body, &tok); err != nil {
+		return []byte("{}") // never the secret
+	}
+	tok.ClientSecret = ""
+	out, err := json.Marshal(tok)
+	if err != nil {
+		return []byte("{}")
+	}
+	return out
 }
 
 func (s *Server) getToken(w http.ResponseWriter, r *http.Request) error {
