@@ -173,6 +173,11 @@ func (e *env) do(method, path string, body any, opts ...reqOpt) resp {
 		if r, _ := m["reason"].(string); r == "" {
 			e.t.Errorf("%s %s: error body without reason: %s", method, url, res.Body)
 		}
+		// For clients of the hosted API: message repeats reason, status is
+		// the HTTP status.
+		if m["message"] != m["reason"] || m["status"] != float64(res.Status) {
+			e.t.Errorf("%s %s: error body without message = reason and status = %d: %s", method, url, res.Status, res.Body)
+		}
 	}
 	// Unmatched paths and methods belong to no documented operation.
 	unmatched := res.Status == http.StatusMethodNotAllowed ||
