@@ -245,7 +245,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("listening", "addr", ln.Addr().String(), "api", "http://"+ln.Addr().String()+"/"+httpapi.Version+"/",
 		"platform_id", p.ID)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// WrapListener: the server's own refusals (malformed requests, oversized
+	// headers) are JSON errors too.
+	go func() { errc <- srv.Serve(httpapi.WrapListener(ln)) }()
 	select {
 	case err := <-errc:
 		return err

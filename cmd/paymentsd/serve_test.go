@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -184,4 +186,38 @@ func printedToken(out, env string) string {
 		}
 	}
 	return ""
+}
+
+// Issue 16, item 9, on the binary's own listener: a bad %-escape in the
+// path and oversized headers, which Go's server answers before routing,
+// are JSON errors (R-ERR-01).
+func TestServe_PreRoutingErrorsAreJSON_R_ERR_01(t *testing.T) {
+	t.Setenv("PAYMENTS_SANDBOX_TOKEN", "")
+	t.Setenv("PAYMENTS_PRODUCTION_TOKEN", "")
+	s := startServe(t, "")
+	addr := strings.TrimPrefix(s.base, "http://")
+	for req, want := range map[string]struct {
+		status int
+		code   string
+	}{
+		"GET /2025-10-13/customers/%zz HTTP/1.1\r\nHost: x\r\n\r\n":                                  {400, "INVALID_INPUT"},
+		"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 1<<20+8192) + "\r\n\r\n": {431, "REQUEST_HEADERS_TOO_LARGE"},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = io.WriteString(conn, req) }()
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		err = json.NewDecoder(res.Body).Decode(&m)
+		conn.Close()
+		if err != nil || res.StatusCode != want.status || m["code"] != want.code || m["reason"] == "" ||
+			m["message"] != m["reason"] || m["status"] != float64(want.status) {
+			t.Fatalf("%.60q: %d %s %v (%v)", req, res.StatusCode, res.Header.Get("Content-Type"), m, err)
+		}
+	}
 }
