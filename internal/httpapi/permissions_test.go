@@ -37,7 +37,7 @@ func (e *env) rawCall(method, path, creds string) (int, string) {
 // Every registered route (the server's own table, so a new route is covered
 // without touching this test) against every permission, no credentials and
 // the other environment's token.
-func TestPermissions_EveryRouteEveryPermission(t *testing.T) {
+func TestPermissions_EveryRouteEveryPermission_R_AUTH_02_R_ERR_11(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		creds := map[string]string{}
 		for perm := range permissionAllows {
@@ -51,7 +51,8 @@ func TestPermissions_EveryRouteEveryPermission(t *testing.T) {
 			method, pattern, _ := strings.Cut(rt.pattern, " ")
 			path := pathParam.ReplaceAllString(pattern, "Unknown:permissions-test")
 			t.Run(rt.pattern, func(t *testing.T) {
-				// R-AUTH-02: no credentials is 401 UNAUTHORIZED on every route.
+				// R-AUTH-02, R-ERR-11: no credentials is 401 UNAUTHORIZED on
+				// every route; a token without the permission, 403 FORBIDDEN.
 				if st, code := e.rawCall(method, path, ""); st != http.StatusUnauthorized || code != "UNAUTHORIZED" {
 					t.Errorf("no credentials: %d %s", st, code)
 				}
@@ -101,7 +102,7 @@ func TestPermissions_MoneyRoutesNeedTransact_R_AUTH_05(t *testing.T) {
 // A token grants and revokes only permissions it holds: a MANAGE token can
 // neither create nor delete a TRANSACT token (issue 16: it could, and the
 // token it made then moved money).
-func TestPermissions_TokensGrantOnlyWhatTheyHold(t *testing.T) {
+func TestPermissions_TokensGrantOnlyWhatTheyHold_R_TOKCFG_04(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		all := []string{auth.View, auth.Manage, auth.Transact}
 		for _, caller := range all {
@@ -128,6 +129,16 @@ func TestPermissions_TokensGrantOnlyWhatTheyHold(t *testing.T) {
 					expect(t, e.do("GET", "/tokens/"+victim, nil), http.StatusOK, "")
 				}
 			}
+		}
+		// R-TOKCFG-04: an unknown token is 404 TOKEN_NOT_FOUND, to any
+		// caller allowed to delete tokens (the permission check reads the
+		// token first and must not turn this into 403).
+		for _, caller := range []string{auth.Manage, auth.Transact} {
+			c := e.newToken(t, caller)
+			expect(t, e.do("DELETE", "/tokens/Token:00000000-0000-0000-0000-000000000000", nil, withCreds(c)),
+				http.StatusNotFound, "TOKEN_NOT_FOUND")
+			expect(t, e.do("GET", "/tokens/Token:00000000-0000-0000-0000-000000000000", nil, withCreds(c)),
+				http.StatusNotFound, "TOKEN_NOT_FOUND")
 		}
 		// A mixed request needs every permission it names.
 		manage := e.newToken(t, auth.Manage)
