@@ -250,6 +250,7 @@ func TestEvents_AttemptsAndRedelivery(t *testing.T) {
 // A redelivery asked for while an attempt runs would race with it.
 func TestEvents_RedeliverWhileInFlight(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // it claims the delivery itself
 		ev := e.hookEmit(t, events.Test, "x")
 		claims, err := e.db.ClaimDeliveries(context.Background(), "worker", time.Minute, 1, 1)
 		if err != nil || len(claims) != 1 {
