@@ -241,52 +241,40 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	p, created, err := platforms.Bootstrap(ctx, db)
+	supplied := map[string]string{store.EnvSandbox: cfg.sandboxToken, store.EnvProduction: cfg.productionToken}
+	for envName, creds := range supplied {
+		if err := platforms.CheckCredentials(envName, creds); creds != "" && err != nil {
+			return fmt.Errorf("PAYMENTS_%s_TOKEN: %w", strings.ToUpper(envName), err)
+		}
+	}
+	p, created, err := platforms.BootstrapWith(ctx, db, supplied)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if created != nil {
-		// Shown once, on first start: the secrets are not stored in clear.
-		fmt.Fprintf(stdout, "\nCreated the default platform %s.\nSave these credentials now; they are not shown again.\n"+
-			"  sandbox token:    %s\n  production token: %s\n\n", created.PlatformID, created.SandboxToken, created.ProductionToken)
-	}
-	for envName, creds := range map[string]string{store.EnvSandbox: cfg.sandboxToken, store.EnvProduction: cfg.productionToken} {
-		if creds == "" {
-			continue
-		}
-		if err := platforms.EnsureToken(ctx, db, p.ID, envName, creds); err != nil {
-			return fmt.Errorf("PAYMENTS_%s_TOKEN: %w", strings.ToUpper(envName), err)
-		}
+		printCreated(stdout, *created)
 	}
 
 	log.Info("webhook endpoints", "allow_private", cfg.webhookPrivate.String(), "means", addressesMeaning(cfg.webhookPrivate))
-	api, err := httpapi.New(ctx, db, log, httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
-		BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate})
-	if err != nil {
-		return err
-	}
-	go api.RunMaintenance(ctx)
-	go api.RunExternalAccountWork(ctx)
-	go api.RunCustomerJobs(ctx)               // bulk customer imports, removal of unreferenced document files
-	go api.RunQuoteExpiry(ctx, 5*time.Second) // PENDING quotes past expiresAt become EXPIRED
-	go api.RunPaymentDocumentWork(ctx)        // removal of attached, expired and abandoned payment-document files
 	// Listening first: the webhook runner's node identity includes the
 	// address, which no other live process can then hold.
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	// Waited for on shutdown: the runner writes its finished attempts before
-	// it returns (the database closes after).
-	hooksDone := make(chan struct{})
-	go func() {
-		defer close(hooksDone)
-		webhooks.Run(ctx, db, log, webhooks.Options{Workers: cfg.webhookWorkers, Addresses: cfg.webhookPrivate,
-			NodeID: nodeID(ln.Addr().String())})
-	}()
+	defer ln.Close()
 	// Rail settlement, failures and returns; PAYMENTS_SANDBOX_CLOCK_FACTOR scales sandbox rail time (docs/sandbox.md).
 	rails.SetClockFactor(envFloat("PAYMENTS_SANDBOX_CLOCK_FACTOR", rails.DefaultClockFactor))
-	go rails.Run(ctx, db, rails.Options{Log: log})
+	node, err := httpapi.NewNode(ctx, db, log, nodeOptions(cfg, ln.Addr().String()))
+	if err != nil {
+		return err
+	}
+	api := node.API
+	// Waited for on shutdown: the webhook runner writes its finished
+	// attempts before it returns (the database closes after).
+	background := node.Start(ctx)
+	backgroundDone := make(chan struct{})
+	go func() { background(); close(backgroundDone) }()
 
 	if cfg.pprofAddr != "" {
 		if err := servePprof(ctx, cfg.pprofAddr, log); err != nil {
@@ -304,7 +292,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("listening", "addr", ln.Addr().String(), "api", "http://"+ln.Addr().String()+"/"+httpapi.Version+"/",
 		"platform_id", p.ID)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// WrapListener: the server's own refusals (malformed requests, oversized
+	// headers) are JSON errors too.
+	go func() { errc <- srv.Serve(httpapi.WrapListener(ln)) }()
 	select {
 	case err := <-errc:
 		return err
@@ -320,12 +310,43 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	select {
-	case <-hooksDone:
+	case <-backgroundDone:
 	case <-sctx.Done():
-		log.Warn("webhook workers did not stop in time; unrecorded attempts are resent after their lease")
+		log.Warn("background workers did not stop in time; unrecorded webhook attempts are resent after their lease")
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// printCreated shows the default platform made on the first start and the
+// tokens generated for it, once: their secrets are not stored in clear.
+// Environments whose credentials were supplied got no generated token.
+func printCreated(w io.Writer, c platforms.Created) {
+	fmt.Fprintf(w, "\nCreated the default platform %s.\n", c.PlatformID)
+	if c.SandboxToken == "" && c.ProductionToken == "" {
+		fmt.Fprint(w, "Its tokens are the ones you supplied (PAYMENTS_SANDBOX_TOKEN, PAYMENTS_PRODUCTION_TOKEN).\n\n")
+		return
+	}
+	fmt.Fprint(w, "Save these credentials now; they are not shown again.\n")
+	for _, t := range []struct{ name, creds, env string }{
+		{"sandbox token:   ", c.SandboxToken, "PAYMENTS_SANDBOX_TOKEN"},
+		{"production token:", c.ProductionToken, "PAYMENTS_PRODUCTION_TOKEN"},
+	} {
+		if t.creds == "" {
+			t.creds = "the one supplied in " + t.env
+		}
+		fmt.Fprintf(w, "  %s %s\n", t.name, t.creds)
+	}
+	fmt.Fprintln(w)
+}
+
+// nodeOptions is the configuration of this process's httpapi.Node.
+func nodeOptions(cfg settings, listenAddr string) httpapi.NodeOptions {
+	return httpapi.NodeOptions{
+		API: httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
+			BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate},
+		Webhooks: webhooks.Options{Workers: cfg.webhookWorkers, Addresses: cfg.webhookPrivate, NodeID: nodeID(listenAddr)},
+	}
 }
 
 // nodeID names this process in webhook lease tokens: $PAYMENTS_NODE_ID, or

@@ -7,12 +7,14 @@
 package apierr
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 )
 
-// Error is an error that may be shown to API clients as {code, reason, details}.
+// Error is an error that may be shown to API clients as {code, reason, details}
+// (plus message and status, see MarshalJSON).
 type Error struct {
 	Status  int            `json:"-"`
 	Code    string         `json:"code"`
@@ -21,6 +23,20 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Reason }
+
+// MarshalJSON writes the spec's {code, reason, details} and, for clients of
+// the hosted API this spec describes (its CLI and SDK read `message` and
+// `status`), `message` (the same text as reason) and `status` (the HTTP
+// status): an additive change the versioning rules allow.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Code    string         `json:"code"`
+		Reason  string         `json:"reason"`
+		Details map[string]any `json:"details,omitempty"`
+		Message string         `json:"message"`
+		Status  int            `json:"status"`
+	}{e.Code, e.Reason, e.Details, e.Reason, e.Status})
+}
 
 // New builds an error whose HTTP status comes from the catalog. Codes missing
 // from the catalog are a programming mistake and panic in tests (see

@@ -22,7 +22,8 @@ const (
 
 // statusOf is the code-to-status table of Part B "Errors" (rules R-ERR-07 to
 // R-ERR-22), plus the few transport codes the spec leaves unnamed
-// (METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE).
+// (METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE, and those of requests refused before
+// routing: REQUEST_HEADERS_TOO_LARGE, NOT_IMPLEMENTED, HTTP_VERSION_NOT_SUPPORTED).
 var statusOf = map[string]int{}
 
 func register(status int, codes ...string) {
@@ -87,6 +88,11 @@ func init() {
 		"STABLECOIN_SYMBOL_ALREADY_EXISTS", "STABLECOIN_TOKEN_IDENTIFIER_ALREADY_EXISTS")
 	register(http.StatusGone, "PAYMENT_DOCUMENT_EXPIRED")
 	register(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	// Transport codes of requests Go's HTTP server refuses before routing
+	// (httpapi.WrapListener).
+	register(http.StatusRequestHeaderFieldsTooLarge, "REQUEST_HEADERS_TOO_LARGE")
+	register(http.StatusNotImplemented, "NOT_IMPLEMENTED")
+	register(http.StatusHTTPVersionNotSupported, "HTTP_VERSION_NOT_SUPPORTED")
 	register(http.StatusLocked, "ACCOUNT_LOCKED")
 	register(http.StatusFailedDependency, "PAYMENT_DOCUMENT_ATTACHMENT_FAILED")
 	register(http.StatusTooManyRequests, "RATE_LIMITED", "DAILY_VOLUME_LIMIT_EXCEEDED")

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"slices"
 	"strings"
 
 	"github.com/paymentsd/paymentsd/internal/store"
@@ -29,14 +28,32 @@ const (
 // AllPermissions is the enumeration accepted on token creation.
 var AllPermissions = []string{View, Transact, Manage}
 
-// Need is what an endpoint requires of the caller.
+// Need is what an endpoint requires of the caller. Needs are ordered: each
+// includes the ones before it.
 type Need int
 
 const (
-	NeedView  Need = iota // any valid token
-	NeedWrite             // changes non-money state: TRANSACT or MANAGE
-	NeedMoney             // moves money: TRANSACT
+	NeedView  Need = iota // reads
+	NeedWrite             // changes non-money state
+	NeedMoney             // moves money
 )
+
+// The permission model, written down once: the highest need each permission
+// meets. The permissions are ordered VIEW < MANAGE < TRANSACT, each allowing
+// everything the ones below it allow:
+//
+//	VIEW      reads
+//	MANAGE    reads; changes configuration, tokens, customers, accounts…
+//	TRANSACT  all of that, and moves money
+//
+// Every route declares its Need (httpapi's route table), and a token may
+// grant or revoke only permissions it holds itself (MayGrant), so no token
+// can make a token stronger than itself.
+var permissionMeets = map[string]Need{
+	View:     NeedView,
+	Manage:   NeedWrite,
+	Transact: NeedMoney,
+}
 
 // Principal is the authenticated caller.
 type Principal struct {
@@ -48,16 +65,30 @@ type Principal struct {
 
 // Allows reports whether p may call an endpoint that needs n.
 func (p Principal) Allows(n Need) bool {
-	has := func(perm string) bool { return slices.Contains(p.Permissions, perm) }
-	switch n {
-	case NeedView:
-		return has(View) || has(Transact) || has(Manage)
-	case NeedWrite:
-		return has(Transact) || has(Manage)
-	case NeedMoney:
-		return has(Transact)
+	for _, perm := range p.Permissions {
+		if meets, ok := permissionMeets[perm]; ok && meets >= n {
+			return true
+		}
 	}
 	return false
+}
+
+// Holds reports whether p holds perm, itself or through a higher one.
+func (p Principal) Holds(perm string) bool {
+	meets, ok := permissionMeets[perm]
+	return ok && p.Allows(meets)
+}
+
+// MayGrant reports whether p may create, or delete, a token with perms: a
+// token grants and revokes only permissions it holds itself. It returns the
+// first permission p does not hold.
+func (p Principal) MayGrant(perms []string) (missing string, ok bool) {
+	for _, perm := range perms {
+		if !p.Holds(perm) {
+			return perm, false
+		}
+	}
+	return "", true
 }
 
 // Sandbox reports whether p acts in the sandbox environment.

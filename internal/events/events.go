@@ -28,6 +28,18 @@ type Envelope struct {
 // lease, retry and finish (docs/architecture-webhooks.md explains why a queue
 // row rather than a cursor over the events table).
 func Emit(ctx context.Context, tx *store.Tx, t store.Tenant, typ, resourceID string, data any) (Envelope, error) {
+	return emit(tx, t, typ, resourceID, data, "", time.Time{})
+}
+
+// EmitLeased is Emit for an event its caller delivers itself once the
+// transaction commits (the sandbox test webhook): the delivery is written
+// leased to token until until, so no webhook worker takes it meanwhile.
+func EmitLeased(ctx context.Context, tx *store.Tx, t store.Tenant, typ, resourceID string, data any,
+	token string, until time.Time) (Envelope, error) {
+	return emit(tx, t, typ, resourceID, data, token, until)
+}
+
+func emit(tx *store.Tx, t store.Tenant, typ, resourceID string, data any, token string, until time.Time) (Envelope, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Envelope{}, err
@@ -40,7 +52,7 @@ func Emit(ctx context.Context, tx *store.Tx, t store.Tenant, typ, resourceID str
 	// Queued: the transaction writes its events together just before it
 	// commits (store/outbox.go).
 	return env, tx.QueueEvent(store.Event{ID: env.ID, Tenant: t, Type: typ, ResourceID: resourceID,
-		Envelope: b, CreatedAt: env.Timestamp})
+		Envelope: b, CreatedAt: env.Timestamp, LeaseToken: token, LeaseUntil: until})
 }
 
 // encode is json.Marshal(e) without a second pass over Data: marshalling a

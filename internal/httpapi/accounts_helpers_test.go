@@ -198,6 +198,7 @@ func (e *env) acEvents(t *testing.T, resourceID string) []map[string]any {
 // of the test; the returned function moves it.
 func (e *env) acClock(t *testing.T, at time.Time) func(time.Time) {
 	t.Helper()
+	e.driveByHand() // background work under a moving clock would race the test
 	now := at
 	e.db.SetClock(func() time.Time { return now })
 	t.Cleanup(func() { e.db.SetClock(time.Now) })

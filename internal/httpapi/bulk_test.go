@@ -26,6 +26,7 @@ const bulkCSV = "customerType,platformCustomerId,fullName,birthDate,nationality,
 
 func (e *env) bulkUpload(t *testing.T, path, csv string, opts ...reqOpt) resp {
 	t.Helper()
+	e.driveByHand() // the tests drain imports themselves (bulkDrain)
 	return e.sendForm(t, "POST", path, nil, []formFile{{"file", "customers.csv", []byte(csv)}}, opts...)
 }
 

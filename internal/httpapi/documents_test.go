@@ -355,6 +355,7 @@ func TestDocuments_VerificationSeesUploads_R_SBX_10(t *testing.T) {
 // then removes their files.
 func TestDocuments_SweepRemovesFilesOfDeletedOwners(t *testing.T) {
 	fileEnv(t, func(t *testing.T, e *env, dir string) {
+		e.driveByHand() // sweeps by hand, expecting to find the work undone
 		biz := e.custCreate(t, custBusiness("REG-2"))["id"].(string)
 		owner := e.custCreateOwner(t, custOwner(biz, "Gone", 30, "UBO"))["id"].(string)
 		expect(t, e.uploadDoc(t, owner, "PASSPORT", "", formFile{"file", "o.png", testPNG}), http.StatusCreated, "")

@@ -33,6 +33,8 @@ type env struct {
 	// undocumented marks paths registered only by tests, which the OpenAPI
 	// check skips.
 	undocumented map[string]bool
+	// stopBackground stops the node's background work (driveByHand).
+	stopBackground func()
 }
 
 type syncBuffer struct {
@@ -68,12 +70,25 @@ func newEnv(t *testing.T, db *store.DB, opts Options) *env {
 	e := &env{t: t, db: db, platformID: p.ID, sandbox: created.SandboxToken, production: created.ProductionToken,
 		logs: &syncBuffer{}, undocumented: map[string]bool{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.srv, err = New(ctx, db, log, opts)
+	// Built and started as cmd/paymentsd builds and starts it, background
+	// work included, so the tests drive the binary's wiring.
+	node, err := NewNode(ctx, db, log, NodeOptions{API: opts, Webhooks: webhooks.Options{Addresses: opts.WebhookAddresses}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.srv = node.API
+	runCtx, stop := context.WithCancel(ctx)
+	wait := node.Start(runCtx)
+	e.stopBackground = sync.OnceFunc(func() { stop(); wait() })
+	t.Cleanup(e.stopBackground)
 	return e
 }
+
+// driveByHand stops the node's background work (webhook and rail runners,
+// bulk imports, sweeps) for a test that runs that work itself, with its own
+// options or step by step. Call it before creating the work: what the node
+// has taken already stays leased to it.
+func (e *env) driveByHand() { e.stopBackground() }
 
 // eachEnv runs fn on a fresh server over every store engine.
 func eachEnv(t *testing.T, fn func(t *testing.T, e *env)) {
@@ -161,6 +176,11 @@ func (e *env) do(method, path string, body any, opts ...reqOpt) resp {
 		}
 		if r, _ := m["reason"].(string); r == "" {
 			e.t.Errorf("%s %s: error body without reason: %s", method, url, res.Body)
+		}
+		// For clients of the hosted API: message repeats reason, status is
+		// the HTTP status.
+		if m["message"] != m["reason"] || m["status"] != float64(res.Status) {
+			e.t.Errorf("%s %s: error body without message = reason and status = %d: %s", method, url, res.Status, res.Body)
 		}
 	}
 	// Unmatched paths and methods belong to no documented operation.

@@ -95,7 +95,11 @@ func (s *Server) idempotentClaimed(rt route, w http.ResponseWriter, r *http.Requ
 		rec.status, rec.body = stored.StatusCode, stored.ResponseBody
 	case err == nil && !stored.Done() && stored.LockToken == lock:
 		if replayable(rec.status) {
-			err = s.db.Write().CompleteIdempotencyKey(ctx, tenant, key, lock, rec.status, rec.body)
+			body := rec.body
+			if rt.storedBody != nil && rec.status < 300 {
+				body = rt.storedBody(body)
+			}
+			err = s.db.Write().CompleteIdempotencyKey(ctx, tenant, key, lock, rec.status, body)
 		} else {
 			err = s.db.Write().ReleaseIdempotencyKey(ctx, tenant, key, lock)
 		}

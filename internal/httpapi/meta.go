@@ -19,9 +19,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.db.Ping(ctx); err != nil {
-		e := apierr.New(apierr.CodeNotReady, "The database does not answer")
-		writeJSON(w, e.Status, map[string]string{"status": "unavailable", "code": e.Code, "reason": e.Reason})
-		return nil
+		return apierr.New(apierr.CodeNotReady, "The database does not answer")
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": string(s.db.Engine())})
 	return nil

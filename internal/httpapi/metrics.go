@@ -35,9 +35,28 @@ func newMetrics() *metrics {
 	return m
 }
 
+// observe counts one request. Every label value comes from a bounded set,
+// whatever the client sends: route is a registered pattern or "unmatched"
+// (Server.observe), method one of knownMethods or "OTHER", status a code the
+// server wrote.
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	method = methodLabel(method)
 	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+	http.MethodDelete: true, http.MethodOptions: true, http.MethodConnect: true, http.MethodTrace: true,
+}
+
+// methodLabel is method if it is a standard one, else "OTHER": invented
+// methods, which need no credentials, must not add series.
+func methodLabel(method string) string {
+	if knownMethods[method] {
+		return method
+	}
+	return "OTHER"
 }
 
 func (m *metrics) handler() http.Handler {

@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,4 +88,62 @@ func TestOps_RateLimit_R_ERR_20(t *testing.T) {
 		}
 		expect(t, e.do("GET", "/config", nil, withCreds(e.production)), http.StatusOK, "")
 	})
+}
+
+// Issue 16, item 3: invented HTTP methods (no credentials needed) and
+// unknown paths add no series to /metrics: every label value comes from a
+// bounded set (known methods or OTHER; a registered pattern or unmatched).
+func TestOps_MetricLabelsBounded(t *testing.T) {
+	e := newEnv(t, storetest.OpenSQLite(t), Options{})
+	srv := httptest.NewServer(e.srv)
+	defer srv.Close()
+	send := func(method, path string) {
+		req, err := http.NewRequest(method, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	series := func() []string {
+		res, err := srv.Client().Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var out []string
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if strings.HasPrefix(line, "paymentsd_http_") {
+				out = append(out, line[:strings.LastIndexByte(line, ' ')])
+			}
+		}
+		return out
+	}
+	paths := []string{"/healthz", "/2025-10-13/tokens", "/2025-10-13/no/such/thing", "/nowhere"}
+	for _, p := range paths { // one of each shape first: the bounded series exist
+		send("INVENTED", p)
+		send("GET", p)
+	}
+	series() // the /metrics request's own series
+	before := series()
+	for i := range 300 {
+		send(fmt.Sprintf("M%04d", i), paths[i%len(paths)]+fmt.Sprintf("/x%d", i%2))
+		send(fmt.Sprintf("X%04d", i), paths[i%len(paths)])
+	}
+	after := series()
+	if len(after) != len(before) {
+		t.Fatalf("/metrics grew from %d to %d series", len(before), len(after))
+	}
+	for _, s := range after {
+		if strings.Contains(s, `method="M0`) || strings.Contains(s, `method="X0`) || strings.Contains(s, "/x1") {
+			t.Fatalf("a client-chosen value became a label: %s", s)
+		}
+	}
+	if !slices.ContainsFunc(after, func(s string) bool { return strings.Contains(s, `method="OTHER",route="unmatched"`) }) {
+		t.Fatalf("invented methods are not counted as OTHER:\n%s", strings.Join(after, "\n"))
+	}
 }

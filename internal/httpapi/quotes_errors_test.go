@@ -144,6 +144,7 @@ func TestQuotes_IdempotentReplay_R_IDEM_06(t *testing.T) {
 // quotes nobody reads.
 func TestQuotes_Expiry_R_QUOTE_24_25_26(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.driveByHand() // sweeps by hand, expecting to find the work undone
 		a, b := e.qtSetup(t)
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")
 		e.acFund(t, src, 10000)

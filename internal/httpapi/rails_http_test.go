@@ -9,9 +9,10 @@ import (
 )
 
 // railsNow makes every rail step due at once and runs the rail workers
-// until nothing is due (the background runner is not started in tests).
+// until nothing is due.
 func (e *env) railsDrain(t *testing.T) {
 	t.Helper()
+	e.driveByHand() // from here on the test runs the rail steps
 	if err := rails.NewRunner(e.db, rails.Options{}).Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +50,11 @@ func TestRails_IncomingACHReturn_R_TXN_34_35_45(t *testing.T) {
 		if x["status"] != "COMPLETED" || x["type"] != "INCOMING" || d["paymentRail"] != "ACH" || d["status"] != "SETTLED" ||
 			len(d["traceNumber"].(string)) != 15 || d["addenda"] != "rent" {
 			t.Fatalf("deposit %v", x)
+		}
+		// R-TXN-25: the source type is one of the spec's (an outside
+		// funding source is REALTIME_FUNDING); it was EXTERNAL_ACCOUNT.
+		if src := x["source"].(map[string]any); src["sourceType"] != "REALTIME_FUNDING" || src["accountHolderName"] == nil {
+			t.Fatalf("deposit source %v", src)
 		}
 		if b := qtAmount(t, e.acAccount(t, c, "USD"), "balance"); b != 12_500 {
 			t.Fatalf("balance %d", b)

@@ -37,7 +37,11 @@ type route struct {
 	// claimed first (an optimistic claim: one commit less, and nothing left
 	// locked if the process dies mid-request).
 	recordsInTx bool
-	maxBody     int64
+	// storedBody, when set, is what of a response is stored for replay
+	// (default: all of it). POST /tokens stores its token without the
+	// secret, which is never kept in clear.
+	storedBody func([]byte) []byte
+	maxBody    int64
 }
 
 type bodyKey struct{}
@@ -52,6 +56,7 @@ func (s *Server) handle(rt route) {
 			rt.sandboxOnly = true
 		}
 	}
+	s.table = append(s.table, rt)
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.serveRoute(rt, w, r); err != nil {
 			s.writeError(w, r, err)

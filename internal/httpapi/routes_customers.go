@@ -35,7 +35,7 @@ func (s *Server) customerRoutes() {
 	s.handle(route{pattern: "POST /customers/{customerId}/verify-phone", need: auth.NeedWrite, h: h.sendCode(customers.ChannelPhone)})
 	s.handle(route{pattern: "POST /customers/{customerId}/verify-phone/confirm", need: auth.NeedWrite, h: h.confirmCode(customers.ChannelPhone)})
 
-	s.handle(route{pattern: "POST /verifications", need: auth.NeedWrite, h: h.submitVerification})
+	s.handle(route{pattern: "POST /verifications", need: auth.NeedWrite, idempotent: true, h: h.submitVerification})
 	s.handle(route{pattern: "GET /verifications", need: auth.NeedView, h: h.listVerifications})
 	s.handle(route{pattern: "GET /verifications/{verificationId}", need: auth.NeedView, h: h.getVerification})
 
@@ -45,7 +45,7 @@ func (s *Server) customerRoutes() {
 	s.handle(route{pattern: "PATCH /beneficial-owners/{beneficialOwnerId}", need: auth.NeedWrite, h: h.updateOwner})
 	s.handle(route{pattern: "DELETE /beneficial-owners/{beneficialOwnerId}", need: auth.NeedWrite, h: h.deleteOwner})
 
-	s.handle(route{pattern: "POST /sandbox/documents", need: auth.NeedWrite, h: h.recordDocument})
+	s.handle(route{pattern: "POST /sandbox/documents", need: auth.NeedWrite, idempotent: true, h: h.recordDocument})
 }
 
 // customerServices holds each server's customers service, so other

@@ -21,7 +21,7 @@ func init() { routeGroups = append(routeGroups, (*Server).kycLinkRoutes) }
 // token (query parameter `token`) is the credential.
 func (s *Server) kycLinkRoutes() {
 	h := &kycLinkHandlers{s: s}
-	s.handle(route{pattern: "POST /customers/{customerId}/kyc-link", need: auth.NeedWrite, h: h.create})
+	s.handle(route{pattern: "POST /customers/{customerId}/kyc-link", need: auth.NeedWrite, idempotent: true, h: h.create})
 	s.handle(route{pattern: "GET /kyc", public: true, h: h.page}) // kyclink.PagePath
 	s.handle(route{pattern: "POST /kyc", public: true, h: h.submit})
 }

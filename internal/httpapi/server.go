@@ -83,6 +83,8 @@ type Server struct {
 	opts    Options
 	mux     *http.ServeMux
 	handler http.Handler
+	// table is every registered route, as registered (handle).
+	table []route
 }
 
 // New builds the server and its routes.

@@ -60,6 +60,7 @@ func (e *env) hookEmit(t *testing.T, typ, resourceID string) events.Envelope {
 // hookRunner starts delivery workers that log into the env's log, until the
 // test ends or stop is called.
 func (e *env) hookRunner(t *testing.T, opts webhooks.Options) (stop func()) {
+	e.driveByHand()
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 5 * time.Millisecond
 	}
@@ -130,6 +131,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 // gaps or repeats, cursors bound to their filters, and tenancy.
 func TestEvents_ListFiltersAndPagination(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // the deliveries are to stay PENDING
 		t0 := c.Now()
 		var ids []string
 		for i := range 5 {
@@ -209,6 +211,7 @@ func TestEvents_ListFiltersAndPagination(t *testing.T) {
 // again, with the same webhook-id.
 func TestEvents_AttemptsAndRedelivery(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // its own runners
 		rc := newHookReceiver(t)
 		e.setWebhookEndpoint(t, rc.URL+"/hook")
 		ev := e.hookEmit(t, events.CardStatusChange, "Card:1")
@@ -251,6 +254,7 @@ func TestEvents_AttemptsAndRedelivery(t *testing.T) {
 // A redelivery asked for while an attempt runs would race with it.
 func TestEvents_RedeliverWhileInFlight(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // it claims the delivery itself
 		ev := e.hookEmit(t, events.Test, "x")
 		claims, err := e.db.ClaimDeliveries(context.Background(), "worker", time.Minute, 1, 1)
 		if err != nil || len(claims) != 1 {
@@ -374,6 +378,7 @@ func checkServiceSignature(t *testing.T, pub *ecdsa.PublicKey, d hookDelivery) {
 // last a minute, the requests must finish long before.
 func TestWebhooks_HangingReceiverDoesNotSlowTheAPI(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // its own runners
 		release := make(chan struct{})
 		var hanging atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -410,6 +415,7 @@ func TestWebhooks_HangingReceiverDoesNotSlowTheAPI(t *testing.T) {
 // or the endpoint's query string.
 func TestWebhooks_LogsHoldNoSecrets(t *testing.T) {
 	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		e.driveByHand() // its own runners
 		rc := newHookReceiver(t)
 		rc.status.Store(http.StatusBadGateway)
 		e.setWebhookEndpoint(t, rc.URL+"/hook?token=receiver-own-secret")

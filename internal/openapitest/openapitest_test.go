@@ -41,7 +41,8 @@ const (
 		`"cardConfigs":{"pinTargetOrigin":null,"panRevealCssUrl":null,"maxSpendPerTransaction":null,"maxSpendPerDay":5000,"maxTransactionsPerDay":null},` +
 		`"cardTokenization2faConfig":{},"createdAt":"2025-10-13T09:30:00Z","updatedAt":"2025-10-13T09:30:00Z"}`
 	errorJSON = `{"code":"INVALID_INPUT","reason":"1 invalid field: limit must be at least 1",` +
-		`"details":{"errors":[{"field":"limit","constraint":"minimum","message":"must be at least 1"}]}}`
+		`"details":{"errors":[{"field":"limit","constraint":"minimum","message":"must be at least 1"}]},` +
+		`"message":"1 invalid field: limit must be at least 1","status":400}`
 )
 
 func headers(contentType string) http.Header {
@@ -74,7 +75,7 @@ func TestCheck(t *testing.T) {
 		{"metrics text", "GET", "/metrics", 200, headers("text/plain; version=0.0.4; charset=utf-8"), "# HELP x\n", ""},
 		{"rate limited", "GET", "/2025-10-13/config", 429,
 			http.Header{"X-Request-Id": {"r1"}, "Content-Type": {"application/json"}, "Retry-After": {"2"}},
-			`{"code":"RATE_LIMITED","reason":"slow down"}`, ""},
+			`{"code":"RATE_LIMITED","reason":"slow down","message":"slow down","status":429}`, ""},
 
 		{"wrong type of required field", "GET", "/2025-10-13/tokens/Token:01992d3c-7a51-7c4e-9b8d-3f0c2a6e1b47", 200, jsonH,
 			strings.Replace(tokenJSON, `"createdAt":"2025-10-13T09:30:00Z"`, `"createdAt":1760347800`, 1), "createdAt"},

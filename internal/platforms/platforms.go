@@ -27,6 +27,12 @@ type Created struct {
 
 // Create makes a platform with one TRANSACT token per environment.
 func Create(ctx context.Context, db *store.DB, name string, isDefault bool) (Created, error) {
+	return create(ctx, db, name, isDefault, nil)
+}
+
+// create makes a platform with one generated TRANSACT token per environment,
+// except the environments in supplied, whose tokens the caller makes.
+func create(ctx context.Context, db *store.DB, name string, isDefault bool, supplied map[string]string) (Created, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 255 {
 		return Created{}, errors.New("platform name must be 1 to 255 characters")
@@ -43,6 +49,9 @@ func Create(ctx context.Context, db *store.DB, name string, isDefault bool) (Cre
 			t := store.Tenant{PlatformID: p.ID, Env: env}
 			if err := platformconfig.Provision(ctx, tx, t); err != nil {
 				return err
+			}
+			if supplied[env] != "" {
+				continue
 			}
 			clientID, secret := auth.NewClientID(), auth.NewSecret()
 			if err := tx.InsertToken(ctx, store.Token{
@@ -66,6 +75,40 @@ func Create(ctx context.Context, db *store.DB, name string, isDefault bool) (Cre
 // Bootstrap makes sure the default platform exists. created is non-nil only
 // when this call created it (first start), so its tokens can be shown once.
 func Bootstrap(ctx context.Context, db *store.DB) (p store.Platform, created *Created, err error) {
+	return BootstrapWith(ctx, db, nil)
+}
+
+// BootstrapWith is Bootstrap with credentials the operator chose, by
+// environment ("clientId:secret"; empty for none), which are then made to
+// exist exactly (EnsureToken). On the first start a token is generated only
+// for an environment without supplied credentials: created holds only those
+// generated tokens, and is empty of tokens when every environment was
+// supplied.
+func BootstrapWith(ctx context.Context, db *store.DB, supplied map[string]string) (p store.Platform, created *Created, err error) {
+	for env, creds := range supplied {
+		if creds == "" {
+			continue
+		}
+		if err := CheckCredentials(env, creds); err != nil {
+			return store.Platform{}, nil, fmt.Errorf("%s token: %w", env, err)
+		}
+	}
+	p, created, err = bootstrap(ctx, db, supplied)
+	if err != nil {
+		return p, created, err
+	}
+	for _, env := range []string{store.EnvSandbox, store.EnvProduction} {
+		if supplied[env] == "" {
+			continue
+		}
+		if err := EnsureToken(ctx, db, p.ID, env, supplied[env]); err != nil {
+			return p, created, fmt.Errorf("%s token: %w", env, err)
+		}
+	}
+	return p, created, nil
+}
+
+func bootstrap(ctx context.Context, db *store.DB, supplied map[string]string) (p store.Platform, created *Created, err error) {
 	p, err = db.Read().DefaultPlatform(ctx)
 	if err == nil {
 		return p, nil, nil
@@ -73,7 +116,7 @@ func Bootstrap(ctx context.Context, db *store.DB) (p store.Platform, created *Cr
 	if !errors.Is(err, store.ErrNotFound) {
 		return store.Platform{}, nil, err
 	}
-	c, err := Create(ctx, db, "Default platform", true)
+	c, err := create(ctx, db, "Default platform", true, supplied)
 	if errors.Is(err, store.ErrConflict) {
 		// Another node created it first.
 		p, err = db.Read().DefaultPlatform(ctx)
@@ -92,12 +135,9 @@ func Bootstrap(ctx context.Context, db *store.DB) (p store.Platform, created *Cr
 // by the operator, is stored as a keyed hash (auth.HashSecretKeyed); a
 // start with the same credentials rewrites a bare SHA-256 stored before.
 func EnsureToken(ctx context.Context, db *store.DB, platformID, env, credentials string) error {
-	clientID, secret, ok := strings.Cut(credentials, ":")
-	if !ok || clientID == "" || secret == "" {
-		return fmt.Errorf("credentials must look like <id>:<secret>")
-	}
-	if len(clientID) > 128 || strings.ContainsAny(clientID, " \t\r\n") {
-		return fmt.Errorf("token id must be at most 128 characters without spaces")
+	clientID, secret, err := parseCredentials(credentials)
+	if err != nil {
+		return err
 	}
 	if env == store.EnvProduction {
 		if err := StrongEnough(secret); err != nil {
@@ -148,4 +188,26 @@ func StrongEnough(secret string) error {
 			"(for example the output of `openssl rand -hex 32`)", minSecretLen, minDistinctSecret)
 	}
 	return nil
+}
+
+// CheckCredentials reports whether operator-chosen credentials are usable
+// in env (EnsureToken): well formed, and strong enough for production.
+func CheckCredentials(env, credentials string) error {
+	_, secret, err := parseCredentials(credentials)
+	if err == nil && env == store.EnvProduction {
+		err = StrongEnough(secret)
+	}
+	return err
+}
+
+// parseCredentials splits operator-chosen credentials "clientId:secret".
+func parseCredentials(credentials string) (clientID, secret string, err error) {
+	clientID, secret, ok := strings.Cut(credentials, ":")
+	if !ok || clientID == "" || secret == "" {
+		return "", "", fmt.Errorf("credentials must look like <id>:<secret>")
+	}
+	if len(clientID) > 128 || strings.ContainsAny(clientID, " \t\r\n") {
+		return "", "", fmt.Errorf("token id must be at most 128 characters without spaces")
+	}
+	return clientID, secret, nil
 }

@@ -154,7 +154,7 @@ func TestEnsureToken_CreatesResetsAndRefuses(t *testing.T) {
 		// Deleted through the API, then supplied again with a new secret and
 		// another environment: it comes back exactly as configured.
 		svc := &tokens.Service{DB: db}
-		if err := svc.Delete(ctx, pr.Tenant, pr.TokenID); err != nil {
+		if err := svc.Delete(ctx, pr, pr.TokenID); err != nil {
 			t.Fatal(err)
 		}
 		if err := EnsureToken(ctx, db, p.ID, store.EnvProduction, "dev-id:second-secret"); err != nil {

@@ -124,7 +124,7 @@ func (s *Service) Receive(ctx context.Context, t store.Tenant, req IncomingReque
 			st.Details = Advance(st.Details, ActionSettle, now)
 			settled = &now
 		}
-		src := transactions.Source{SourceType: "EXTERNAL_ACCOUNT", Currency: cur, AccountHolderName: sender,
+		src := transactions.Source{SourceType: transactions.SideRealtimeFunding, Currency: cur, AccountHolderName: sender,
 			AccountIdentifier: "000123456789", BankName: "Sandbox Originating Bank", BankIdentifier: "021000021",
 			PaymentRail: rail, RemittanceInformation: remittance, RailDetails: detailsJSON(st.Details)}
 		if st.Details != nil {

@@ -14,6 +14,13 @@ type Event struct {
 	ResourceID string
 	Envelope   []byte
 	CreatedAt  time.Time
+	// LeaseToken, when set, writes the event's delivery row leased to this
+	// token until LeaseUntil (attempts 1, as a claim leaves it) instead of
+	// offering it to the webhook runner's hand-off: the holder, a request
+	// that delivers the event itself (the sandbox test webhook), makes the
+	// attempt.
+	LeaseToken string
+	LeaseUntil time.Time
 }
 
 // GetEvent returns one event of the tenant.

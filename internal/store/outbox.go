@@ -78,8 +78,9 @@ func (q Q) takeEvents() []statement {
 	return out
 }
 
-// insertEvents writes es and their delivery rows: leased to a worker of
-// this node where the handoff grants one, unleased for a claim otherwise.
+// insertEvents writes es and their delivery rows: leased to the event's own
+// LeaseToken if it has one, else to a worker of this node where the handoff
+// grants one, unleased for a claim otherwise.
 func (q Q) insertEvents(es []Event) []statement {
 	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
 	args := make([]any, 0, 7*len(es))
@@ -94,7 +95,9 @@ func (q Q) insertEvents(es []Event) []statement {
 		at := toMicros(e.CreatedAt)
 		var attempts int
 		var token, until any
-		if c, ok := q.outbox.handed.reserve(e, now); ok {
+		if e.LeaseToken != "" {
+			attempts, token, until = 1, e.LeaseToken, toMicros(e.LeaseUntil)
+		} else if c, ok := q.outbox.handed.reserve(e, now); ok {
 			attempts, token, until = c.Attempts, c.LeaseToken, toMicros(*c.LeaseUntil)
 		}
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, attempts, at, at, at, token, until)

@@ -81,12 +81,17 @@ func (req CreateRequest) Validate(now time.Time) error {
 	return f.Err()
 }
 
-// Create issues a token in the caller's tenant and returns it with its secret.
-func (s *Service) Create(ctx context.Context, t store.Tenant, req CreateRequest) (Token, error) {
+// Create issues a token in the caller's tenant and returns it with its
+// secret. The caller may grant only permissions it holds (auth.MayGrant).
+func (s *Service) Create(ctx context.Context, caller auth.Principal, req CreateRequest) (Token, error) {
 	now := s.DB.Now()
 	if err := req.Validate(now); err != nil {
 		return Token{}, err
 	}
+	if perm, ok := caller.MayGrant(req.Permissions); !ok {
+		return Token{}, apierr.Forbidden(fmt.Sprintf("This token does not hold %s, so it may not grant it", perm))
+	}
+	t := caller.Tenant
 	secret := auth.NewSecret()
 	var exp *time.Time
 	if req.ExpiresAt != nil {
@@ -119,9 +124,21 @@ func (s *Service) Get(ctx context.Context, t store.Tenant, tokenID string) (Toke
 	return fromRow(row), nil
 }
 
-// Delete revokes a token; it stops authenticating at once.
-func (s *Service) Delete(ctx context.Context, t store.Tenant, tokenID string) error {
-	err := s.DB.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteToken(ctx, t, tokenID, tx.Now()) })
+// Delete revokes a token; it stops authenticating at once. The caller may
+// revoke only a token whose permissions it holds (auth.MayGrant).
+func (s *Service) Delete(ctx context.Context, caller auth.Principal, tokenID string) error {
+	t := caller.Tenant
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		target, err := tx.GetToken(ctx, t, tokenID)
+		if err != nil {
+			return err
+		}
+		if perm, ok := caller.MayGrant(target.Permissions); !ok {
+			return apierr.Forbidden(fmt.Sprintf("Token %s holds %s, which this token does not hold, so it may not revoke it",
+				tokenID, perm))
+		}
+		return tx.DeleteToken(ctx, t, tokenID, tx.Now())
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return apierr.NotFound(apierr.CodeTokenNotFound, "Token "+tokenID)
 	}

@@ -35,17 +35,16 @@ func (s *Service) SendTest(ctx context.Context, t store.Tenant) (TestResult, err
 	if cfg.WebhookEndpoint == nil || *cfg.WebhookEndpoint == "" {
 		return TestResult{}, endpointNotSet()
 	}
-	// Emit and lease in one transaction, so no worker picks the event up
-	// while this request delivers it. If this node dies mid-way, the lease
-	// expires and a worker delivers it instead.
+	// Emitted already leased to this request, so neither a worker's claim
+	// nor the webhook runner's hand-off takes the event while this request
+	// delivers it. If this node dies mid-way, the lease expires and a worker
+	// delivers it instead.
 	token := newLeaseToken()
 	var claim store.Claim
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		env, err := events.Emit(ctx, tx, t, events.Test, t.PlatformID, testData{Message: "Test webhook from paymentsd"})
+		env, err := events.EmitLeased(ctx, tx, t, events.Test, t.PlatformID, testData{Message: "Test webhook from paymentsd"},
+			token, tx.Now().Add(s.timeout+30*time.Second))
 		if err != nil {
-			return err
-		}
-		if err := tx.LeaseDelivery(ctx, t, env.ID, token, tx.Now().Add(s.timeout+30*time.Second)); err != nil {
 			return err
 		}
 		claim.Event, err = tx.GetEvent(ctx, t, env.ID)

@@ -1,0 +1,104 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
+)
+
+// POST routes that create nothing of their own: they act on an existing
+// resource (a transition, a code sent, a check made), so the spec's
+// Idempotency-Key, which makes a retried creation safe, does not apply.
+// Each says why.
+var postActions = map[string]string{
+	"POST /customers/{customerId}/verify-email":                             "sends a code to an existing customer",
+	"POST /customers/{customerId}/verify-email/confirm":                     "checks a code",
+	"POST /customers/{customerId}/verify-phone":                             "sends a code to an existing customer",
+	"POST /customers/{customerId}/verify-phone/confirm":                     "checks a code",
+	"POST /customers/external-accounts/{externalAccountId}/trust":           "starts a transition of an existing account",
+	"POST /customers/external-accounts/{externalAccountId}/trust/confirm":   "confirms a transition",
+	"POST /customers/external-accounts/{externalAccountId}/untrust":         "starts a transition of an existing account",
+	"POST /customers/external-accounts/{externalAccountId}/untrust/confirm": "confirms a transition",
+	"POST /customers/external-accounts/{externalAccountId}/challenge":       "issues a fresh ownership challenge; the latest one counts",
+	"POST /customers/external-accounts/{externalAccountId}/verify":          "answers a challenge",
+	"POST /platform/external-accounts/{externalAccountId}/challenge":        "issues a fresh ownership challenge; the latest one counts",
+	"POST /platform/external-accounts/{externalAccountId}/verify":           "answers a challenge",
+	"POST /transactions/{transactionId}/approve":                            "a transition of an existing transaction",
+	"POST /transactions/{transactionId}/reject":                             "a transition of an existing transaction",
+	"POST /transactions/{transactionId}/cancel":                             "a transition of an existing transaction",
+	"POST /sandbox/transactions/{transactionId}/return":                     "a transition of an existing transaction",
+	"POST /sandbox/transactions/{transactionId}/dishonor":                   "a transition of an existing transaction",
+	"POST /sandbox/transactions/{transactionId}/contest":                    "a transition of an existing transaction",
+	"POST /internal-accounts/{id}/confirm-statement":                        "idempotent by its own rule: the first confirmation is kept (R-STMT-14)",
+	"POST /events/{eventId}/redeliver":                                      "sends an existing event again",
+	"POST /webhooks/secret/rotate":                                          "replaces the signing secret; a replay would show a secret no longer stored",
+	"POST /sandbox/webhooks/test":                                           "reports the receiver's answer now; a replay would report an old one",
+}
+
+// Issue 16, item 10: every POST that creates something honours
+// Idempotency-Key (R-IDEM-02). The server's own route table is audited, so
+// a new POST fails here until it is idempotent or listed as an action.
+func TestIdempotency_EveryCreatingPOSTHonoursTheKey_R_IDEM_02(t *testing.T) {
+	e := newEnv(t, storetest.OpenSQLite(t), Options{})
+	for _, rt := range e.srv.table {
+		method, _, _ := strings.Cut(rt.pattern, " ")
+		if method != http.MethodPost || rt.public {
+			continue
+		}
+		why, action := postActions[rt.pattern]
+		switch {
+		case rt.idempotent && action:
+			t.Errorf("%s honours Idempotency-Key and is listed as an action (%s)", rt.pattern, why)
+		case !rt.idempotent && !action:
+			t.Errorf("%s creates something and ignores Idempotency-Key", rt.pattern)
+		}
+	}
+}
+
+// POST /tokens with one key twice: one token, the same id; the secret is in
+// the first response only (it is never stored in clear). The key reused
+// for another request is 409.
+func TestIdempotency_Tokens_R_IDEM_02(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		count := func() float64 { return e.do("GET", "/tokens", nil).JSON(t)["totalCount"].(float64) }
+		before := count()
+		body := `{"name":"ci","permissions":["VIEW"]}`
+		first := e.do("POST", "/tokens", body, withHeader("Idempotency-Key", "tok-1"))
+		expect(t, first, http.StatusCreated, "")
+		again := e.do("POST", "/tokens", body, withHeader("Idempotency-Key", "tok-1"))
+		expect(t, again, http.StatusCreated, "")
+		a, b := first.JSON(t), again.JSON(t)
+		if a["id"] != b["id"] || a["clientId"] != b["clientId"] || a["clientSecret"] == nil || b["clientSecret"] != nil ||
+			again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("first %v\nreplay %v", a, b)
+		}
+		if got := count(); got != before+1 {
+			t.Fatalf("%v tokens, want %v: the repeat created another", got, before+1)
+		}
+		expect(t, e.do("POST", "/tokens", `{"name":"other","permissions":["VIEW"]}`, withHeader("Idempotency-Key", "tok-1")),
+			http.StatusConflict, "CONFLICT")
+	})
+}
+
+// A sandbox deposit repeated with its key moves the money once (R-IDEM-02).
+func TestIdempotency_SandboxDepositOnce_R_IDEM_02(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		e.acSupport(t, "USD")
+		c := e.acCustomer(t)
+		acct := e.acAccount(t, c, "USD")["id"].(string)
+		body := cobj{"accountId": acct, "amount": 2_500}
+		first := e.do("POST", "/sandbox/incoming-payments", body, withHeader("Idempotency-Key", "dep-1"))
+		expect(t, first, http.StatusOK, "")
+		again := e.do("POST", "/sandbox/incoming-payments", body, withHeader("Idempotency-Key", "dep-1"))
+		expect(t, again, http.StatusOK, "")
+		if first.JSON(t)["id"] != again.JSON(t)["id"] {
+			t.Fatalf("two deposits: %s / %s", first.Body, again.Body)
+		}
+		if b := qtAmount(t, e.acAccount(t, c, "USD"), "balance"); b != 2_500 {
+			t.Fatalf("balance %d after a replayed deposit", b)
+		}
+		e.acAudit(t)
+	})
+}

@@ -1,0 +1,71 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/rails"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/webhooks"
+)
+
+// NodeOptions configure one paymentsd process: its API and the background
+// work that runs beside it.
+type NodeOptions struct {
+	API      Options
+	Webhooks webhooks.Options
+	Rails    rails.Options
+	// QuoteExpiryInterval is how often due quotes expire (default 5s).
+	QuoteExpiryInterval time.Duration
+}
+
+// Node is one paymentsd process: the API server and its background work.
+// cmd/paymentsd runs exactly this, and the HTTP tests build their server
+// with NewNode and Start as well (newEnv), so what the tests drive is the
+// wiring the binary serves. The two had drifted once: the binary ran the
+// webhook runner, whose hand-off leases each new event's delivery as it is
+// committed, and the tests did not, so POST /sandbox/webhooks/test passed
+// its tests and answered 404 on the binary.
+type Node struct {
+	API  *Server
+	db   *store.DB
+	log  *slog.Logger
+	opts NodeOptions
+}
+
+// NewNode builds the API server over db.
+func NewNode(ctx context.Context, db *store.DB, log *slog.Logger, opts NodeOptions) (*Node, error) {
+	if opts.QuoteExpiryInterval <= 0 {
+		opts.QuoteExpiryInterval = 5 * time.Second
+	}
+	api, err := New(ctx, db, log, opts.API)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{API: api, db: db, log: api.log, opts: opts}, nil
+}
+
+// Start starts the background work until ctx ends: maintenance, external
+// account work, customer jobs, quote expiry, payment-document sweeps, the
+// webhook runner and the rail runner. wait blocks until the work that writes
+// on its way out (the webhook and rail runners) has stopped.
+func (n *Node) Start(ctx context.Context) (wait func()) {
+	s := n.API
+	go s.RunMaintenance(ctx)
+	go s.RunExternalAccountWork(ctx)
+	go s.RunCustomerJobs(ctx)                            // bulk customer imports, removal of unreferenced document files
+	go s.RunQuoteExpiry(ctx, n.opts.QuoteExpiryInterval) // PENDING quotes past expiresAt become EXPIRED
+	go s.RunPaymentDocumentWork(ctx)                     // removal of attached, expired and abandoned payment-document files
+	railOpts := n.opts.Rails
+	if railOpts.Log == nil {
+		railOpts.Log = n.log
+	}
+	var wg sync.WaitGroup
+	// The webhook runner writes its finished attempts before it returns.
+	wg.Go(func() { webhooks.Run(ctx, n.db, n.log, n.opts.Webhooks) })
+	// Rail settlement, failures and returns.
+	wg.Go(func() { rails.Run(ctx, n.db, railOpts) })
+	return wg.Wait
+}
