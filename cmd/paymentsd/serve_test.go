@@ -73,6 +73,7 @@ func startServe(t *testing.T, dbURL string, args ...string) *served {
 		}
 		select {
 		case err := <-done:
+			done <- err // for the cleanup, which waits on it
 			t.Fatalf("paymentsd stopped: %v\n%s", err, s.stderr)
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -142,7 +143,7 @@ func TestServe_SandboxWebhookTestReachesReceiver(t *testing.T) {
 // environment whose PAYMENTS_<ENV>_TOKEN is not set; with both set it makes
 // and prints none, and each environment has exactly the supplied token.
 func TestServe_FirstStartPrintsOnlyGeneratedTokens(t *testing.T) {
-	const sb, prod = "ci-sandbox:sandbox-secret-1", "ci-production:production-secret-1"
+	const sb, prod = "ci-sandbox:sandbox-secret-1", "ci-production:production-secret-0123456789"
 	for _, c := range []struct {
 		name                string
 		sandbox, production string

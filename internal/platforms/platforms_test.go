@@ -157,13 +157,13 @@ func TestEnsureToken_CreatesResetsAndRefuses(t *testing.T) {
 		if err := svc.Delete(ctx, pr, pr.TokenID); err != nil {
 			t.Fatal(err)
 		}
-		if err := EnsureToken(ctx, db, p.ID, store.EnvProduction, "dev-id:second-secret"); err != nil {
+		if err := EnsureToken(ctx, db, p.ID, store.EnvProduction, "dev-id:second-secret-0123456789"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := login(ctx, db, "dev-id:first-secret"); err == nil {
 			t.Fatal("the old secret still works")
 		}
-		pr2, err := login(ctx, db, "dev-id:second-secret")
+		pr2, err := login(ctx, db, "dev-id:second-secret-0123456789")
 		if err != nil || pr2.TokenID != pr.TokenID || pr2.Tenant.Env != store.EnvProduction {
 			t.Fatalf("reset token: %+v %v", pr2, err)
 		}
