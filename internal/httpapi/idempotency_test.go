@@ -131,6 +131,18 @@ func TestIdempotency_KeyLength_R_IDEM_01(t *testing.T) {
 			t.Fatal("a refused key had an effect")
 		}
 		expect(t, e.do("POST", "/effects", `{"name":"ok"}`, key(strings.Repeat("k", 255))), http.StatusCreated, "")
+		// Characters, not bytes: 255 two-byte characters (510 bytes) are a
+		// valid key, 256 are not.
+		expect(t, e.do("POST", "/effects", `{"name":"wide"}`, key(strings.Repeat("é", 255))), http.StatusCreated, "")
+		replayed := e.do("POST", "/effects", `{"name":"wide"}`, key(strings.Repeat("é", 255)))
+		if replayed.Header.Get("Idempotent-Replayed") != "true" || e.countEffects(t, "wide") != 1 {
+			t.Fatalf("a multi-byte key was not kept whole: %d %s", replayed.Status, replayed.Body)
+		}
+		r = e.do("POST", "/effects", `{"name":"wider"}`, key(strings.Repeat("é", 256)))
+		expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
+		if fieldErrors(t, r)["Idempotency-Key"] != "maxLength" {
+			t.Fatalf("%s", r.Body)
+		}
 		// Routes that do not replay still refuse a malformed key.
 		before := e.snapshot()
 		expect(t, e.do("POST", "/tokens", `{"name":"x","permissions":["VIEW"]}`, key(strings.Repeat("k", 256))), http.StatusBadRequest, "INVALID_INPUT")
