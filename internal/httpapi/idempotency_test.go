@@ -190,6 +190,46 @@ func TestIdempotency_ConcurrentDuplicates(t *testing.T) {
 	})
 }
 
+// Duplicates of a request in flight wait for it by reading, not by claiming
+// the key again and again: on SQLite every claim is a write transaction
+// that takes the one writer while the duplicates wait. Each duplicate claims
+// once, and all replay the first's response when it finishes.
+func TestIdempotency_WaitingDuplicatesDoNotWrite(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		e.effects()
+		first := make(chan resp)
+		go func() { first <- e.do("POST", "/effects", `{"name":"slow","sleep":400000000}`, key("slow")) }()
+		// Wait until the first request holds its claim.
+		tn := store.Tenant{PlatformID: e.platformID, Env: store.EnvSandbox}
+		for {
+			if _, err := e.db.Read().GetIdempotencyKey(context.Background(), tn, "slow"); err == nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		before := e.db.WriteTransactions()
+		const dups = 5
+		answers := make(chan resp, dups)
+		for range dups {
+			go func() { answers <- e.do("POST", "/effects", `{"name":"slow","sleep":400000000}`, key("slow")) }()
+		}
+		want := <-first
+		for range dups {
+			got := <-answers
+			if got.Status != want.Status || string(got.Body) != string(want.Body) {
+				t.Fatalf("duplicate got %d %s, first %d %s", got.Status, got.Body, want.Status, want.Body)
+			}
+		}
+		// The first request's effect transaction, plus one claim per duplicate.
+		if n := e.db.WriteTransactions() - before; n > dups+1 {
+			t.Fatalf("%d write transactions while %d duplicates waited 400 ms; want at most %d", n, dups, dups+1)
+		}
+		if n := e.countEffects(t, "slow"); n != 1 {
+			t.Fatalf("%d effects", n)
+		}
+	})
+}
+
 // Keys hold across a restart: a new server over the same database replays.
 func TestIdempotency_SurvivesRestart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

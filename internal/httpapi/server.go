@@ -74,8 +74,11 @@ type Server struct {
 	metrics *metrics
 	limiter *ratelimit.Limiter
 	opts    Options
-	mux     *http.ServeMux
-	handler http.Handler
+	// idemWaits wakes duplicates waiting on an in-flight key
+	// (idempotency_wait.go).
+	idemWaits idemWaits
+	mux       *http.ServeMux
+	handler   http.Handler
 }
 
 // New builds the server and its routes.

@@ -152,6 +152,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		}
 		r.done <- batchResult{err: err}
 	}
+	db.writeTxs.Add(1)
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {

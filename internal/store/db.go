@@ -44,6 +44,8 @@ type DB struct {
 
 	handoff atomic.Pointer[handoffReg] // handoff.go
 
+	writeTxs atomic.Int64 // write transactions begun (WriteTransactions)
+
 	batchOnce sync.Once
 	batch     *batcher // group commit (batch.go); nil until first used, or if disabled
 }
@@ -218,7 +220,12 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 	return err
 }
 
+// WriteTransactions reports how many write transactions InTx and InBatchTx
+// have begun: on SQLite each takes the one writer while it runs.
+func (db *DB) WriteTransactions() int64 { return db.writeTxs.Load() }
+
 func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
+	db.writeTxs.Add(1)
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
