@@ -369,7 +369,10 @@ func (s *Service) Cancel(ctx context.Context, t store.Tenant, transactionID stri
 			return err
 		}
 		j.State = store.RailJobCancelled
-		return saveJob(ctx, tx, j, *st, "")
+		if err := saveJob(ctx, tx, j, *st, ""); err != nil {
+			return err
+		}
+		return releaseVolume(ctx, tx, p)
 	})
 }
 

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -173,4 +175,83 @@ func (q Q) addVolumeSpread(ctx context.Context, t Tenant, day, usd int64, caps [
 		usd -= add
 	}
 	return true, nil
+}
+
+// ReleaseDailyVolume takes usd back off the tenant's volume of the UTC day
+// containing at (the day it was added): an execution whose payout failed or
+// was cancelled before it left. It locks the day's shards in shard order,
+// as the spread does, and takes from the last shards first; the day's total
+// never goes below zero. Call it last in the transaction, like
+// AddDailyVolume.
+func (q Q) ReleaseDailyVolume(ctx context.Context, t Tenant, at time.Time, usd int64) error {
+	if usd <= 0 {
+		return nil
+	}
+	day := utcDay(at)
+	rows, err := q.query(ctx, `SELECT shard, usd FROM daily_volumes WHERE platform_id = ? AND env = ? AND day = ?
+		ORDER BY shard`+q.forUpdate(), t.PlatformID, t.Env, day)
+	if err != nil {
+		return err
+	}
+	var used [volumeShards]int64
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var k int
+		var n int64
+		if err := r.Scan(&k, &n); err != nil {
+			return err
+		}
+		if k >= 0 && k < volumeShards {
+			used[k] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for k := volumeShards - 1; k >= 0 && usd > 0; k-- {
+		take := min(usd, used[k])
+		if take <= 0 {
+			continue
+		}
+		if _, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd - ? WHERE platform_id = ? AND env = ? AND day = ? AND shard = ?`,
+			take, t.PlatformID, t.Env, day, k); err != nil {
+			return err
+		}
+		usd -= take
+	}
+	return nil
+}
+
+// DailyVolumeLimit returns the tenant's own daily volume limit in US cents,
+// from memory when it was read recently; ok is false when the tenant has
+// none (the service's default applies).
+func (db *DB) DailyVolumeLimit(ctx context.Context, t Tenant) (usd int64, ok bool, err error) {
+	v, err := get(ctx, db.settings, settingKey{kind: settingVolumeLimit, tenant: t},
+		func(ctx context.Context) (int64, error) {
+			var usd int64
+			err := db.Read().queryRow(ctx, `SELECT usd FROM daily_volume_limits WHERE platform_id = ? AND env = ?`,
+				t.PlatformID, t.Env).Scan(&usd)
+			if errors.Is(err, sql.ErrNoRows) {
+				return 0, nil
+			}
+			return usd, classify(err)
+		})
+	return v, v > 0, err
+}
+
+// SetDailyVolumeLimit sets the tenant's daily volume limit in US cents;
+// 0 removes it, so the default applies again.
+func (q Q) SetDailyVolumeLimit(ctx context.Context, t Tenant, usd int64) error {
+	if usd < 0 {
+		return fmt.Errorf("store: negative daily volume limit %d", usd)
+	}
+	defer q.changed(settingKey{kind: settingVolumeLimit, tenant: t})
+	if usd == 0 {
+		_, err := q.exec(ctx, `DELETE FROM daily_volume_limits WHERE platform_id = ? AND env = ?`, t.PlatformID, t.Env)
+		return err
+	}
+	_, err := q.exec(ctx, `INSERT INTO daily_volume_limits (platform_id, env, usd, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (platform_id, env) DO UPDATE SET usd = excluded.usd, updated_at = excluded.updated_at`,
+		t.PlatformID, t.Env, usd, toMicros(q.Now()))
+	return err
 }

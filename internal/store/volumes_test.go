@@ -255,3 +255,43 @@ func pgDeadlocks(t *testing.T, db *store.DB, closeFirst bool) int64 {
 	}
 	return n
 }
+
+// ReleaseDailyVolume gives volume back to the day it was added on, never
+// below zero, and what it frees can be added again; the limit holds.
+func TestDailyVolume_Release(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		day := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+		release := func(at time.Time, usd int64) {
+			t.Helper()
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseDailyVolume(ctx, tn, at, usd) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		volume := func(at time.Time) int64 {
+			t.Helper()
+			v, err := db.Read().DailyVolume(ctx, tn, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		for _, usd := range []int64{600, 100, 300} { // the first is spread over shards
+			if !addVolume(t, db, tn, day, usd, 1000) {
+				t.Fatal("add refused")
+			}
+		}
+		release(day.Add(time.Hour), 650) // the same UTC day
+		release(day.Add(24*time.Hour), 50)
+		if v, next := volume(day), volume(day.Add(24*time.Hour)); v != 350 || next != 0 {
+			t.Fatalf("volume %d, next day %d; want 350, 0", v, next)
+		}
+		if !addVolume(t, db, tn, day, 650, 1000) || addVolume(t, db, tn, day, 1, 1000) {
+			t.Fatal("the released volume does not fit exactly again")
+		}
+		release(day, 5000)
+		if v := volume(day); v != 0 {
+			t.Fatalf("volume %d after releasing more than was added; want 0", v)
+		}
+	})
+}
