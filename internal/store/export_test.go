@@ -97,3 +97,10 @@ func (db *DB) LedgerBucketsForTest(ctx context.Context) (map[LedgerBucketKey]int
 func (q Q) QueryRowForTest(ctx context.Context, query string, dest ...any) error {
 	return classify(q.queryRow(ctx, query).Scan(dest...))
 }
+
+// ExecForTest runs one raw statement through q (inside a transaction when q
+// is a Tx's).
+func (q Q) ExecForTest(ctx context.Context, query string, args ...any) error {
+	_, err := q.exec(ctx, query, args...)
+	return err
+}
