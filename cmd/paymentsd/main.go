@@ -362,7 +362,7 @@ func limitsSet(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := db.Write().SetDailyVolumeLimit(ctx, t, usd); err != nil {
 		return err
 	}
-	limit, own, err := db.DailyVolumeLimit(ctx, t)
+	limit, own, err := db.Read().DailyVolumeLimit(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -137,10 +137,10 @@ func TestLimitsSet(t *testing.T) {
 	}
 	defer db.Close()
 	sandbox, production := store.Tenant{PlatformID: pid, Env: store.EnvSandbox}, store.Tenant{PlatformID: pid, Env: store.EnvProduction}
-	if v, ok, err := db.DailyVolumeLimit(ctx, sandbox); err != nil || !ok || v != 123456 {
+	if v, ok, err := db.Read().DailyVolumeLimit(ctx, sandbox); err != nil || !ok || v != 123456 {
 		t.Fatalf("sandbox limit %d %v %v", v, ok, err)
 	}
-	if _, ok, err := db.DailyVolumeLimit(ctx, production); err != nil || ok {
+	if _, ok, err := db.Read().DailyVolumeLimit(ctx, production); err != nil || ok {
 		t.Fatalf("production has a limit of its own: %v %v", ok, err)
 	}
 	if s, err := parseServe([]string{"--daily-volume-limit", "777"}, io.Discard); err != nil || s.volumeLimit != 777 {

@@ -94,9 +94,9 @@ func (s *Service) SetDailyVolumeLimit(ctx context.Context, t store.Tenant, cents
 }
 
 // VolumeLimit is a tenant's daily volume limit in US cents: its own, else
-// the service's default.
-func (s *Service) VolumeLimit(ctx context.Context, t store.Tenant) (int64, error) {
-	own, ok, err := s.DB.DailyVolumeLimit(ctx, t)
+// the service's default. q is the transaction when there is one.
+func (s *Service) VolumeLimit(ctx context.Context, q store.Q, t store.Tenant) (int64, error) {
+	own, ok, err := q.DailyVolumeLimit(ctx, t)
 	switch {
 	case err != nil:
 		return 0, err
@@ -545,7 +545,7 @@ func (s *Service) checkVolume(ctx context.Context, q store.Q, t store.Tenant, us
 	if err != nil {
 		return err
 	}
-	limit, err := s.VolumeLimit(ctx, t)
+	limit, err := s.VolumeLimit(ctx, q, t)
 	if err != nil {
 		return err
 	}
@@ -557,7 +557,7 @@ func (s *Service) checkVolume(ctx context.Context, q store.Q, t store.Tenant, us
 
 // addVolume counts an execution against the day's limit, or refuses it.
 func (s *Service) addVolume(ctx context.Context, tx *store.Tx, t store.Tenant, usd int64, now time.Time) error {
-	limit, err := s.VolumeLimit(ctx, t)
+	limit, err := s.VolumeLimit(ctx, tx.Q, t)
 	if err != nil {
 		return err
 	}

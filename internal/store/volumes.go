@@ -224,18 +224,25 @@ func (q Q) ReleaseDailyVolume(ctx context.Context, t Tenant, at time.Time, usd i
 
 // DailyVolumeLimit returns the tenant's own daily volume limit in US cents,
 // from memory when it was read recently; ok is false when the tenant has
-// none (the service's default applies).
-func (db *DB) DailyVolumeLimit(ctx context.Context, t Tenant) (usd int64, ok bool, err error) {
-	v, err := get(ctx, db.settings, settingKey{kind: settingVolumeLimit, tenant: t},
-		func(ctx context.Context) (int64, error) {
-			var usd int64
-			err := db.Read().queryRow(ctx, `SELECT usd FROM daily_volume_limits WHERE platform_id = ? AND env = ?`,
-				t.PlatformID, t.Env).Scan(&usd)
-			if errors.Is(err, sql.ErrNoRows) {
-				return 0, nil
-			}
-			return usd, classify(err)
-		})
+// none (the service's default applies). Inside a transaction, call it on
+// the Tx: on PostgreSQL reads and transactions share one pool, and a
+// transaction waiting for a second connection can wait forever.
+func (q Q) DailyVolumeLimit(ctx context.Context, t Tenant) (usd int64, ok bool, err error) {
+	load := func(ctx context.Context) (int64, error) {
+		var usd int64
+		err := q.queryRow(ctx, `SELECT usd FROM daily_volume_limits WHERE platform_id = ? AND env = ?`,
+			t.PlatformID, t.Env).Scan(&usd)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		return usd, classify(err)
+	}
+	var v int64
+	if q.settings == nil {
+		v, err = load(ctx)
+	} else {
+		v, err = get(ctx, q.settings, settingKey{kind: settingVolumeLimit, tenant: t}, load)
+	}
 	return v, v > 0, err
 }
 
