@@ -29,6 +29,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/httpapi"
 	"github.com/paymentsd/paymentsd/internal/platforms"
+	"github.com/paymentsd/paymentsd/internal/quotes"
 	"github.com/paymentsd/paymentsd/internal/rails"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/webhooks"
@@ -51,11 +52,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) >= 2 && args[0] == "keys" && args[1] == "rotate" {
 		return keysRotate(ctx, args[2:], stdout, stderr)
 	}
+	if len(args) >= 2 && args[0] == "limits" && args[1] == "set" {
+		return limitsSet(ctx, args[2:], stdout, stderr)
+	}
 	if len(args) >= 1 && args[0] == "serve" {
 		args = args[1:]
 	}
 	if len(args) >= 1 && !strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("unknown command %q (commands: serve, platforms create, keys generate, keys rotate)", args[0])
+		return fmt.Errorf("unknown command %q (commands: serve, platforms create, keys generate, keys rotate, limits set)", args[0])
 	}
 	return serve(ctx, args, stdout, stderr)
 }
@@ -78,6 +82,7 @@ type settings struct {
 	publicURL       string
 	pprofAddr       string
 	pgGroupCommit   int
+	volumeLimit     int64
 }
 
 func env(name, def string) string {
@@ -138,6 +143,8 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.IntVar(&s.pgGroupCommit, "pg-group-commit", int(envInt("PAYMENTS_PG_GROUP_COMMIT", 0)),
 		"PostgreSQL only: run transfers in this many group commits at once instead of a transaction each; "+
 			"slower on the project's benchmark, kept for measuring it (docs/benchmarks.md) ($PAYMENTS_PG_GROUP_COMMIT)")
+	fs.Int64Var(&s.volumeLimit, "daily-volume-limit", envInt("PAYMENTS_DAILY_VOLUME_LIMIT", quotes.DefaultDailyVolumeLimit),
+		"daily volume limit of a tenant without its own (paymentsd limits set), in US cents of executed sending amounts per UTC day ($PAYMENTS_DAILY_VOLUME_LIMIT)")
 	s.sandboxToken = os.Getenv("PAYMENTS_SANDBOX_TOKEN")
 	s.productionToken = os.Getenv("PAYMENTS_PRODUCTION_TOKEN")
 	if err := fs.Parse(args); err != nil {
@@ -154,6 +161,9 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	}
 	if s.publicURL == "" {
 		s.publicURL = "http://" + s.addr
+	}
+	if s.volumeLimit <= 0 {
+		return s, fmt.Errorf("--daily-volume-limit must be positive, got %d", s.volumeLimit)
 	}
 	return s, nil
 }
@@ -344,7 +354,7 @@ func printCreated(w io.Writer, c platforms.Created) {
 func nodeOptions(cfg settings, listenAddr string) httpapi.NodeOptions {
 	return httpapi.NodeOptions{
 		API: httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
-			BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate},
+			BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate, DailyVolumeLimit: cfg.volumeLimit},
 		Webhooks: webhooks.Options{Workers: cfg.webhookWorkers, Addresses: cfg.webhookPrivate, NodeID: nodeID(listenAddr)},
 	}
 }
@@ -395,4 +405,41 @@ func platformsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(c)
+}
+
+// limitsSet stores a tenant's own daily volume limit; 0 removes it, so the
+// serve flag's default applies again. Running nodes see it within a second.
+func limitsSet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("paymentsd limits set", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var platformID, envName, dbURL string
+	var usd int64
+	fs.StringVar(&platformID, "platform", "", "platform id (required)")
+	fs.StringVar(&envName, "env", "", "sandbox or production (required)")
+	fs.Int64Var(&usd, "daily-volume", -1, "daily volume limit in US cents; 0 restores the default (required)")
+	databaseFlag(fs, &dbURL)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if platformID == "" || (envName != store.EnvSandbox && envName != store.EnvProduction) || usd < 0 {
+		return errors.New("--platform, --env (sandbox or production) and --daily-volume (0 or more) are required")
+	}
+	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Read().GetPlatform(ctx, platformID); err != nil {
+		return fmt.Errorf("platform %s: %w", platformID, err)
+	}
+	t := store.Tenant{PlatformID: platformID, Env: envName}
+	if err := db.Write().SetDailyVolumeLimit(ctx, t, usd); err != nil {
+		return err
+	}
+	limit, own, err := db.Read().DailyVolumeLimit(ctx, t)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(map[string]any{"platformId": platformID, "env": envName,
+		"dailyVolumeLimit": limit, "own": own})
 }

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
 
@@ -125,5 +128,53 @@ func TestWebhookAllowPrivateFlag(t *testing.T) {
 	t.Setenv("PAYMENTS_WEBHOOK_ALLOW_PRIVATE", "sometimes")
 	if _, err := parseServe(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "PAYMENTS_WEBHOOK_ALLOW_PRIVATE") {
 		t.Errorf("unreadable setting: %v", err)
+	}
+}
+
+// `paymentsd limits set` stores a tenant's daily volume limit in the
+// database (0 removes it); --daily-volume-limit is the default of the rest.
+func TestLimitsSet(t *testing.T) {
+	ctx := context.Background()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	var out strings.Builder
+	if err := run(ctx, []string{"platforms", "create", "--name", "acme", "--database-url", dbURL}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ PlatformID string }
+	if err := json.Unmarshal([]byte(out.String()), &created); err != nil || created.PlatformID == "" {
+		t.Fatalf("platforms create: %v %s", err, out.String())
+	}
+	pid := created.PlatformID
+	set := func(env, usd string) error {
+		return run(ctx, []string{"limits", "set", "--platform", pid, "--env", env, "--daily-volume", usd, "--database-url", dbURL}, io.Discard, io.Discard)
+	}
+	if err := set("sandbox", "123456"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][2]string{{"staging", "1"}, {"sandbox", "-5"}} {
+		if err := set(bad[0], bad[1]); err == nil {
+			t.Errorf("limits set %v accepted", bad)
+		}
+	}
+	if err := run(ctx, []string{"limits", "set", "--platform", "Platform:nope", "--env", "sandbox", "--daily-volume", "1", "--database-url", dbURL}, io.Discard, io.Discard); err == nil {
+		t.Error("limits set for an unknown platform accepted")
+	}
+	db, err := store.Open(ctx, dbURL, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sandbox, production := store.Tenant{PlatformID: pid, Env: store.EnvSandbox}, store.Tenant{PlatformID: pid, Env: store.EnvProduction}
+	if v, ok, err := db.Read().DailyVolumeLimit(ctx, sandbox); err != nil || !ok || v != 123456 {
+		t.Fatalf("sandbox limit %d %v %v", v, ok, err)
+	}
+	if _, ok, err := db.Read().DailyVolumeLimit(ctx, production); err != nil || ok {
+		t.Fatalf("production has a limit of its own: %v %v", ok, err)
+	}
+	if s, err := parseServe([]string{"--daily-volume-limit", "777"}, io.Discard); err != nil || s.volumeLimit != 777 {
+		t.Fatalf("--daily-volume-limit: %+v %v", s.volumeLimit, err)
+	}
+	if _, err := parseServe([]string{"--daily-volume-limit", "0"}, io.Discard); err == nil {
+		t.Fatal("a zero default limit accepted")
 	}
 }

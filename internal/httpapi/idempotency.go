@@ -60,21 +60,22 @@ func (s *Server) idempotentClaimed(rt route, w http.ResponseWriter, r *http.Requ
 		if rec.Done() {
 			// A stored error is replayed even to a corrected request: the key
 			// is spent, and the client must use a new one (R-IDEM-12).
-			status := rec.StatusCode
-			if rt.replayStatus != 0 && status >= 200 && status < 300 {
-				status = rt.replayStatus
-			}
-			replay(w, status, rec.ResponseBody)
+			replayRecord(w, rt, rec)
 			return nil
 		}
 		if time.Now().After(deadline) {
 			return apierr.New(apierr.CodeOperationInProgress, "A request with this Idempotency-Key is still in progress; retry later with the same key")
 		}
-		select {
-		case <-r.Context().Done():
-			return r.Context().Err()
-		case <-time.After(20 * time.Millisecond):
+		done, err := s.awaitSettled(r.Context(), tenant, key, deadline)
+		if err != nil {
+			return err
 		}
+		if done != nil && (done.RequestHash == hash || done.StatusCode >= 400) {
+			replayRecord(w, rt, *done)
+			return nil
+		}
+		// Released, taken over, or lock expired: claim again (a different
+		// request's finished success is refused there).
 	}
 
 	claim := &idempotency.Claim{Tenant: tenant, Key: key, LockToken: lock}
@@ -104,11 +105,21 @@ func (s *Server) idempotentClaimed(rt route, w http.ResponseWriter, r *http.Requ
 			err = s.db.Write().ReleaseIdempotencyKey(ctx, tenant, key, lock)
 		}
 	}
+	s.idemWaits.settled(tenant, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	rec.send(w)
 	return nil
+}
+
+// replayRecord sends a finished key's stored response.
+func replayRecord(w http.ResponseWriter, rt route, rec store.IdemRecord) {
+	status := rec.StatusCode
+	if rt.replayStatus != 0 && status >= 200 && status < 300 {
+		status = rt.replayStatus
+	}
+	replay(w, status, rec.ResponseBody)
 }
 
 // idempotentInTx runs a recordsInTx handler under an optimistic claim: a key

@@ -131,6 +131,18 @@ func TestIdempotency_KeyLength_R_IDEM_01(t *testing.T) {
 			t.Fatal("a refused key had an effect")
 		}
 		expect(t, e.do("POST", "/effects", `{"name":"ok"}`, key(strings.Repeat("k", 255))), http.StatusCreated, "")
+		// Characters, not bytes: 255 two-byte characters (510 bytes) are a
+		// valid key, 256 are not.
+		expect(t, e.do("POST", "/effects", `{"name":"wide"}`, key(strings.Repeat("é", 255))), http.StatusCreated, "")
+		replayed := e.do("POST", "/effects", `{"name":"wide"}`, key(strings.Repeat("é", 255)))
+		if replayed.Header.Get("Idempotent-Replayed") != "true" || e.countEffects(t, "wide") != 1 {
+			t.Fatalf("a multi-byte key was not kept whole: %d %s", replayed.Status, replayed.Body)
+		}
+		r = e.do("POST", "/effects", `{"name":"wider"}`, key(strings.Repeat("é", 256)))
+		expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
+		if fieldErrors(t, r)["Idempotency-Key"] != "maxLength" {
+			t.Fatalf("%s", r.Body)
+		}
 		// Routes that do not replay still refuse a malformed key.
 		before := e.snapshot()
 		expect(t, e.do("POST", "/tokens", `{"name":"x","permissions":["VIEW"]}`, key(strings.Repeat("k", 256))), http.StatusBadRequest, "INVALID_INPUT")
@@ -174,6 +186,46 @@ func TestIdempotency_ConcurrentDuplicates(t *testing.T) {
 		})
 		if n := e.countEffects(t, "conc"); n != 1 {
 			t.Fatalf("%d effects from 20 concurrent duplicates", n)
+		}
+	})
+}
+
+// Duplicates of a request in flight wait for it by reading, not by claiming
+// the key again and again: on SQLite every claim is a write transaction
+// that takes the one writer while the duplicates wait. Each duplicate claims
+// once, and all replay the first's response when it finishes.
+func TestIdempotency_WaitingDuplicatesDoNotWrite(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		e.effects()
+		first := make(chan resp)
+		go func() { first <- e.do("POST", "/effects", `{"name":"slow","sleep":400000000}`, key("slow")) }()
+		// Wait until the first request holds its claim.
+		tn := store.Tenant{PlatformID: e.platformID, Env: store.EnvSandbox}
+		for {
+			if _, err := e.db.Read().GetIdempotencyKey(context.Background(), tn, "slow"); err == nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		before := e.db.WriteTransactions()
+		const dups = 5
+		answers := make(chan resp, dups)
+		for range dups {
+			go func() { answers <- e.do("POST", "/effects", `{"name":"slow","sleep":400000000}`, key("slow")) }()
+		}
+		want := <-first
+		for range dups {
+			got := <-answers
+			if got.Status != want.Status || string(got.Body) != string(want.Body) {
+				t.Fatalf("duplicate got %d %s, first %d %s", got.Status, got.Body, want.Status, want.Body)
+			}
+		}
+		// The first request's effect transaction, plus one claim per duplicate.
+		if n := e.db.WriteTransactions() - before; n > dups+1 {
+			t.Fatalf("%d write transactions while %d duplicates waited 400 ms; want at most %d", n, dups, dups+1)
+		}
+		if n := e.countEffects(t, "slow"); n != 1 {
+			t.Fatalf("%d effects", n)
 		}
 	})
 }

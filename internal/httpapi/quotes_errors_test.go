@@ -87,8 +87,9 @@ func TestQuotes_Errors_ChangeNothing_R_QUOTE_02_to_41(t *testing.T) {
 		}
 
 		// Daily volume (429), configurable per tenant; executed volume only.
-		e.srv.quoteService().SetDailyVolumeLimit(e.acTenant(), 45000)
-		t.Cleanup(func() { e.srv.quoteService().SetDailyVolumeLimit(e.acTenant(), 0) })
+		if err := e.srv.quoteService().SetDailyVolumeLimit(context.Background(), e.acTenant(), 45000); err != nil {
+			t.Fatal(err)
+		}
 		check("daily volume", qtBody(src, dst, "SENDING", 6000), 429, "DAILY_VOLUME_LIMIT_EXCEEDED")
 		e.qtQuote(t, qtBody(src, dst, "SENDING", 5000, "immediatelyExecute", true))
 		e.acAudit(t)

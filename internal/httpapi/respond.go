@@ -3,11 +3,13 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -37,6 +39,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		e = apierr.New(apierr.CodeNotFound, "The requested resource was not found")
 	case errors.Is(err, store.ErrConflict):
 		e = apierr.Conflict("The request conflicts with the current state of the resource")
+	case errors.Is(err, ledger.ErrAmountTooLarge), errors.Is(err, ledger.ErrAmountOverflow):
+		// An amount derived from valid input (a conversion, fees added)
+		// that the ledger cannot take.
+		e = apierr.InvalidInput(fmt.Sprintf("An amount of this request would exceed the largest the ledger takes (%d in the smallest unit)", ledger.MaxAmount)).
+			WithDetails(map[string]any{"maxAmount": ledger.MaxAmount})
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads this response.
 		e = apierr.New(apierr.CodeInvalidInput, "Request cancelled by the client")

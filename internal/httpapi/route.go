@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
@@ -98,7 +99,7 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	}
 	// A malformed Idempotency-Key is refused wherever it is sent, so a client
 	// never mistakes an ignored key for protection (R-IDEM-01).
-	if len(r.Header.Get("Idempotency-Key")) > idempotency.MaxKeyLength {
+	if utf8.RuneCountInString(r.Header.Get("Idempotency-Key")) > idempotency.MaxKeyLength {
 		return idemKeyError(apierr.MaxLength, fmt.Sprintf("must be at most %d characters", idempotency.MaxKeyLength))
 	}
 	ctx := auth.WithPrincipal(r.Context(), p)

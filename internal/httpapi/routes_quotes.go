@@ -47,6 +47,8 @@ func (s *Server) quoteService() *quotes.Service {
 		External: s.externalAccountService(),
 		Docs:     s.PaymentDocuments,
 		Submit:   rails.Submit,
+
+		DailyVolumeLimit: s.opts.DailyVolumeLimit,
 	}
 	v, _ := quoteServices.LoadOrStore(s, svc)
 	return v.(*quotes.Service)

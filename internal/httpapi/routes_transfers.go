@@ -8,6 +8,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/quotes"
 )
 
@@ -59,6 +60,8 @@ func (r *transferOutRequest) Validate() error {
 	}
 	if r.Amount != nil && *r.Amount <= 0 {
 		f.Add("amount", apierr.Minimum, "must be a positive integer in the smallest unit")
+	} else if r.Amount != nil && *r.Amount > ledger.MaxAmount {
+		f.Add("amount", apierr.Maximum, "must be at most %d (the largest amount the ledger takes)", ledger.MaxAmount)
 	}
 	if r.RemittanceInformation != nil && utf8.RuneCountInString(*r.RemittanceInformation) > quotes.MaxRemittanceInformation {
 		f.Add("remittanceInformation", apierr.MaxLength, "must be at most %d characters", quotes.MaxRemittanceInformation)
@@ -126,6 +129,8 @@ func (r *transferInRequest) Validate() error {
 		f.Add("amount", apierr.Required, "is required: the amount to pull, in the smallest unit")
 	} else if *r.Amount <= 0 {
 		f.Add("amount", apierr.Minimum, "must be a positive integer in the smallest unit")
+	} else if *r.Amount > ledger.MaxAmount {
+		f.Add("amount", apierr.Maximum, "must be at most %d (the largest amount the ledger takes)", ledger.MaxAmount)
 	}
 	return f.Err()
 }

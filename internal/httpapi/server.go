@@ -38,6 +38,9 @@ type Options struct {
 	// BlobDir is where uploaded files (KYC documents, bulk-import CSVs) are
 	// kept (default ./data/blobs, created on first use).
 	BlobDir string
+	// DailyVolumeLimit is the daily volume limit, in US cents, of a tenant
+	// without one of its own (0: quotes.DefaultDailyVolumeLimit).
+	DailyVolumeLimit int64
 	// PublicURL is this service's address as customers reach it (scheme and
 	// host, no trailing slash), the base of hosted KYC links; empty uses
 	// the request's Host over http.
@@ -85,6 +88,9 @@ type Server struct {
 	handler http.Handler
 	// table is every registered route, as registered (handle).
 	table []route
+	// idemWaits wakes duplicates waiting on an in-flight key
+	// (idempotency_wait.go).
+	idemWaits idemWaits
 }
 
 // New builds the server and its routes.

@@ -98,8 +98,9 @@ func TestTransfers_Out_R_QUOTE_43_to_47_R_IDEM_10(t *testing.T) {
 		expect(t, e.do("POST", "/transfer-out", cwith(body, "destination", cobj{"accountId": ext, "paymentRail": "UPI"})), http.StatusBadRequest, "INVALID_INPUT")
 		expect(t, e.do("POST", "/transfer-out", cwith(body, "destination", cobj{"accountId": "ExternalAccount:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b"})), http.StatusNotFound, "ACCOUNT_NOT_FOUND")
 		expect(t, e.do("POST", "/transfer-out", body, withCreds("")), http.StatusUnauthorized, "UNAUTHORIZED")
-		e.srv.quoteService().SetDailyVolumeLimit(e.acTenant(), 3000)
-		t.Cleanup(func() { e.srv.quoteService().SetDailyVolumeLimit(e.acTenant(), 0) })
+		if err := e.srv.quoteService().SetDailyVolumeLimit(context.Background(), e.acTenant(), 3000); err != nil {
+			t.Fatal(err)
+		}
 		expect(t, e.do("POST", "/transfer-out", body), http.StatusTooManyRequests, "DAILY_VOLUME_LIMIT_EXCEEDED")
 		if e.qtCounts(t) != before {
 			t.Fatal("refused transfers changed something")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
@@ -316,8 +315,8 @@ func validatePostings(ps []PostingSpec) error {
 		if p.Amount == 0 {
 			return fmt.Errorf("%w: zero amount on %s", ErrInvalidAmount, p.AccountID)
 		}
-		if p.Amount == math.MinInt64 {
-			return fmt.Errorf("%w: amount on %s", ErrAmountOverflow, p.AccountID)
+		if p.Amount > MaxAmount || p.Amount < -MaxAmount {
+			return fmt.Errorf("%w: %d on %s", ErrAmountTooLarge, p.Amount, p.AccountID)
 		}
 		s := per[p.Currency]
 		if s == nil {

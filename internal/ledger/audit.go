@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
 
 	"github.com/paymentsd/paymentsd/internal/store"
@@ -67,32 +68,41 @@ func (s *Service) Audit(ctx context.Context, t store.Tenant) error {
 	if err != nil {
 		return err
 	}
-	type totals struct{ posted, pending int64 }
+	// Sums are exact (math/big): a hot account's, and a currency's total
+	// over every account, may pass int64 though every balance row fits.
+	type totals struct{ posted, pending big.Int }
 	per := map[string]*totals{}
 	known := map[string]bool{}
+	zero := new(big.Int)
 	for _, a := range accts {
 		known[a.ID] = true
-		d := derived[a.ID]
+		d, ok := derived[a.ID]
+		if !ok {
+			d = store.LedgerSums{AccountID: a.ID, Posted: zero, PendingDebits: zero, PendingCredits: zero}
+		}
 		row, hasRow := stored[a.ID]
 		switch {
 		case a.Hot && hasRow:
 			bad("hot account %s has a balance row", a.ID)
 		case !a.Hot && !hasRow:
 			bad("account %s has no balance row", a.ID)
-		case !a.Hot && (row.Posted != d.Posted || row.PendingDebits != d.PendingDebits || row.PendingCredits != d.PendingCredits):
-			bad("account %s: balance row posted=%d pending-=%d pending+=%d, postings say posted=%d pending-=%d pending+=%d",
+		case !a.Hot && (d.Posted.Cmp(big.NewInt(row.Posted)) != 0 || d.PendingDebits.Cmp(big.NewInt(row.PendingDebits)) != 0 ||
+			d.PendingCredits.Cmp(big.NewInt(row.PendingCredits)) != 0):
+			bad("account %s: balance row posted=%d pending-=%d pending+=%d, postings say posted=%s pending-=%s pending+=%s",
 				a.ID, row.Posted, row.PendingDebits, row.PendingCredits, d.Posted, d.PendingDebits, d.PendingCredits)
 		}
-		if AccountKind(a.Kind) == Internal && d.Posted-d.PendingDebits < 0 {
-			bad("internal account %s has available balance %d", a.ID, d.Posted-d.PendingDebits)
+		available := new(big.Int).Sub(d.Posted, d.PendingDebits)
+		if AccountKind(a.Kind) == Internal && available.Sign() < 0 {
+			bad("internal account %s has available balance %s", a.ID, available)
 		}
 		tot := per[a.Currency]
 		if tot == nil {
 			tot = &totals{}
 			per[a.Currency] = tot
 		}
-		tot.posted += d.Posted
-		tot.pending += d.PendingCredits - d.PendingDebits
+		tot.posted.Add(&tot.posted, d.Posted)
+		tot.pending.Add(&tot.pending, d.PendingCredits)
+		tot.pending.Sub(&tot.pending, d.PendingDebits)
 	}
 	for aid := range derived {
 		if !known[aid] {
@@ -105,8 +115,8 @@ func (s *Service) Audit(ctx context.Context, t store.Tenant) error {
 	}
 	sort.Strings(curs)
 	for _, c := range curs {
-		if per[c].posted != 0 || per[c].pending != 0 {
-			bad("%s: balances sum to posted %d, pending %d (want 0, 0)", c, per[c].posted, per[c].pending)
+		if per[c].posted.Sign() != 0 || per[c].pending.Sign() != 0 {
+			bad("%s: balances sum to posted %s, pending %s (want 0, 0)", c, &per[c].posted, &per[c].pending)
 		}
 	}
 	buckets, err := q.LedgerBucketMismatches(ctx, t)

@@ -48,6 +48,14 @@ const (
 	PostingIDPrefix  = "Posting"
 )
 
+// MaxAmount bounds every posting, in the currency's smallest unit (10^15:
+// USD 10 trillion in cents). Every API amount that reaches the ledger is
+// checked against it first (400 INVALID_INPUT), and Apply refuses a larger
+// posting (ErrAmountTooLarge), so no single amount nears int64's limit and
+// a sum of fewer than 9,000 of them cannot pass it; sums over many postings
+// (a hot account's balance, the audit) are computed without overflow.
+const MaxAmount int64 = 1_000_000_000_000_000
+
 // AccountKind says whether an account may go negative.
 type AccountKind string
 
@@ -103,6 +111,7 @@ var (
 	ErrTooFewPostings    = errors.New("ledger: a transfer needs at least two postings")
 	ErrInvalidAmount     = errors.New("ledger: invalid amount")
 	ErrAmountOverflow    = errors.New("ledger: amount overflows int64")
+	ErrAmountTooLarge    = errors.New("ledger: amount above ledger.MaxAmount")
 	ErrDuplicateAccount  = errors.New("ledger: an account appears twice in one transfer")
 	ErrUnbalanced        = errors.New("ledger: postings do not sum to zero per currency")
 	ErrCurrencyMismatch  = errors.New("ledger: posting currency differs from the account's")
@@ -493,6 +502,9 @@ func balance(ctx context.Context, q store.Q, t store.Tenant, accountID string) (
 	var b store.LedgerBalance
 	if a.Hot {
 		b, err = q.DerivedLedgerBalance(ctx, t, accountID)
+		if errors.Is(err, store.ErrSumOutOfRange) {
+			return Balance{}, &AccountError{AccountID: accountID, Err: ErrAmountOverflow}
+		}
 	} else {
 		b, err = q.GetLedgerBalance(ctx, t, accountID)
 	}

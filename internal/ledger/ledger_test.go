@@ -115,10 +115,11 @@ func TestTransfer_Validation(t *testing.T) {
 			{"zero amount", ledger.TransferSpec{Postings: append(mv(a, b, 5), ledger.PostingSpec{AccountID: w.ID, Currency: "USD"})},
 				ledger.ErrInvalidAmount},
 			{"min int64", ledger.TransferSpec{Postings: []ledger.PostingSpec{
-				{AccountID: w.ID, Currency: "USD", Amount: math.MinInt64}, {AccountID: a.ID, Currency: "USD", Amount: 1}}}, ledger.ErrAmountOverflow},
+				{AccountID: w.ID, Currency: "USD", Amount: math.MinInt64}, {AccountID: a.ID, Currency: "USD", Amount: 1}}}, ledger.ErrAmountTooLarge},
+			{"above MaxAmount", ledger.TransferSpec{Postings: mv(w, a, ledger.MaxAmount+1)}, ledger.ErrAmountTooLarge},
 			{"sum overflows", ledger.TransferSpec{Postings: []ledger.PostingSpec{
 				{AccountID: a.ID, Currency: "USD", Amount: math.MaxInt64}, {AccountID: b.ID, Currency: "USD", Amount: 1},
-				{AccountID: w.ID, Currency: "USD", Amount: math.MinInt64 + 1}}}, ledger.ErrAmountOverflow},
+				{AccountID: w.ID, Currency: "USD", Amount: math.MinInt64 + 1}}}, ledger.ErrAmountTooLarge},
 			{"account twice", ledger.TransferSpec{Postings: []ledger.PostingSpec{
 				{AccountID: a.ID, Currency: "USD", Amount: -5}, {AccountID: a.ID, Currency: "USD", Amount: 5}}}, ledger.ErrDuplicateAccount},
 			{"currency mismatch", ledger.TransferSpec{Postings: []ledger.PostingSpec{
@@ -234,20 +235,47 @@ func TestInternalAccount_NeverNegative(t *testing.T) {
 	})
 }
 
-func TestBalance_Overflow(t *testing.T) {
+// No posting is above ledger.MaxAmount, yet sums over many postings pass
+// int64: WORLD, hot, is the sum of every deposit. 9,300 deposits of
+// MaxAmount take it below math.MinInt64; the ten accounts they went to
+// hold 9.3e17 each. The audit still sums exactly and finds the ledger clean
+// (it failed with integer overflow / bigint out of range), and WORLD's
+// balance, which int64 cannot hold, is a clear ErrAmountOverflow.
+func TestBalance_HotSumsPastInt64(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
-		a, b := f.internal(t, "USD"), f.internal(t, "USD")
-		f.fund(t, a, math.MaxInt64)
-		f.fund(t, b, 1)
-		before := f.counts(t)
-		if _, err := f.l.Transfer(ctx, f.t, mv(b, a, 1), ""); !errors.Is(err, ledger.ErrAmountOverflow) {
-			t.Fatalf("balance overflow: got %v", err)
+		w := f.system(t, ledger.CodeWorld, "USD")
+		accts := make([]ledger.Account, 10)
+		for i := range accts {
+			accts[i] = f.internal(t, "USD")
 		}
-		if f.counts(t) != before {
-			t.Fatal("refused transfer wrote rows")
+		const deposits, perBatch = 9300, 300
+		for done := 0; done < deposits; done += perBatch {
+			batch := make([]ledger.TransferSpec, perBatch)
+			for i := range batch {
+				batch[i] = ledger.TransferSpec{Postings: mv(w, accts[(done+i)%len(accts)], ledger.MaxAmount)}
+			}
+			if _, err := f.l.Commit(ctx, f.t, batch); err != nil {
+				t.Fatal(err)
+			}
 		}
-		f.wantBalance(t, a, math.MaxInt64, 0, 0)
+		f.audit(t)
+		for _, a := range accts {
+			f.wantBalance(t, a, deposits/10*ledger.MaxAmount, 0, 0)
+		}
+		if _, err := f.l.Balance(ctx, f.t, w.ID); !errors.Is(err, ledger.ErrAmountOverflow) {
+			t.Fatalf("WORLD's balance below MinInt64: %v; want ErrAmountOverflow", err)
+		}
+		// Moving money back brings WORLD within range again.
+		var back []ledger.TransferSpec
+		for i := range 100 {
+			back = append(back, ledger.TransferSpec{Postings: mv(accts[i%len(accts)], w, ledger.MaxAmount)})
+		}
+		if _, err := f.l.Commit(ctx, f.t, back); err != nil {
+			t.Fatal(err)
+		}
+		f.wantBalance(t, w, -(deposits-100)*ledger.MaxAmount, 0, 0)
+		f.audit(t)
 	})
 }
 

@@ -193,7 +193,7 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 			return Quote{}, err
 		}
 	}
-	// Last: on PostgreSQL the day's volume rows it touches stay locked until
+	// Last: on PostgreSQL the day's volume rows it changes stay locked until
 	// commit (store/volumes.go).
 	if err := s.addVolume(ctx, tx, t, row.USDEquivalent, now); err != nil {
 		return Quote{}, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/currency"
+	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/pricing"
 )
 
@@ -165,6 +166,8 @@ func (r *Request) Validate() error {
 		f.Add("lockedCurrencyAmount", apierr.Required, "is required, an integer in the smallest unit")
 	} else if *r.LockedCurrencyAmount <= 0 {
 		f.Add("lockedCurrencyAmount", apierr.Minimum, "must be a positive integer in the smallest unit")
+	} else if *r.LockedCurrencyAmount > ledger.MaxAmount {
+		f.Add("lockedCurrencyAmount", apierr.Maximum, "must be at most %d (the largest amount the ledger takes)", ledger.MaxAmount)
 	}
 	if r.RemittanceInformation != nil && utf8.RuneCountInString(*r.RemittanceInformation) > MaxRemittanceInformation {
 		f.Add("remittanceInformation", apierr.MaxLength, "must be at most %d characters", MaxRemittanceInformation)

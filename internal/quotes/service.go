@@ -40,7 +40,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -82,34 +81,31 @@ type Service struct {
 	// Submit hands an external payout to the rails (rails.Submit).
 	Submit func(ctx context.Context, tx *store.Tx, p rails.Payout) error
 	Expiry time.Duration
-
-	mu     sync.Mutex
-	volume map[store.Tenant]int64
+	// DailyVolumeLimit is the daily volume limit in US cents of a tenant
+	// that has none of its own (store.SetDailyVolumeLimit); 0 means
+	// DefaultDailyVolumeLimit.
+	DailyVolumeLimit int64
 }
 
-// SetDailyVolumeLimit sets a tenant's daily volume limit in US cents (0
-// restores the default).
-func (s *Service) SetDailyVolumeLimit(t store.Tenant, cents int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.volume == nil {
-		s.volume = map[store.Tenant]int64{}
-	}
-	if cents == 0 {
-		delete(s.volume, t)
-		return
-	}
-	s.volume[t] = cents
+// SetDailyVolumeLimit stores a tenant's own daily volume limit in US cents
+// (0 restores the default).
+func (s *Service) SetDailyVolumeLimit(ctx context.Context, t store.Tenant, cents int64) error {
+	return s.DB.Write().SetDailyVolumeLimit(ctx, t, cents)
 }
 
-// DailyVolumeLimit is a tenant's daily volume limit in US cents.
-func (s *Service) DailyVolumeLimit(t store.Tenant) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v, ok := s.volume[t]; ok {
-		return v
+// VolumeLimit is a tenant's daily volume limit in US cents: its own, else
+// the service's default. q is the transaction when there is one.
+func (s *Service) VolumeLimit(ctx context.Context, q store.Q, t store.Tenant) (int64, error) {
+	own, ok, err := q.DailyVolumeLimit(ctx, t)
+	switch {
+	case err != nil:
+		return 0, err
+	case ok:
+		return own, nil
+	case s.DailyVolumeLimit > 0:
+		return s.DailyVolumeLimit, nil
 	}
-	return DefaultDailyVolumeLimit
+	return DefaultDailyVolumeLimit, nil
 }
 
 func (s *Service) expiry() time.Duration {
@@ -553,7 +549,11 @@ func (s *Service) checkVolume(ctx context.Context, q store.Q, t store.Tenant, us
 	if err != nil {
 		return err
 	}
-	if used+usd > s.DailyVolumeLimit(t) {
+	limit, err := s.VolumeLimit(ctx, q, t)
+	if err != nil {
+		return err
+	}
+	if used+usd > limit {
 		return volumeExceeded()
 	}
 	return nil
@@ -561,7 +561,11 @@ func (s *Service) checkVolume(ctx context.Context, q store.Q, t store.Tenant, us
 
 // addVolume counts an execution against the day's limit, or refuses it.
 func (s *Service) addVolume(ctx context.Context, tx *store.Tx, t store.Tenant, usd int64, now time.Time) error {
-	ok, err := tx.AddDailyVolume(ctx, t, now, usd, s.DailyVolumeLimit(t))
+	limit, err := s.VolumeLimit(ctx, tx.Q, t)
+	if err != nil {
+		return err
+	}
+	ok, err := tx.AddDailyVolume(ctx, t, now, usd, limit)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,8 @@ func (r *IncomingRequest) Validate() error {
 		f.Add("amount", apierr.Required, "is required: the deposit in the account currency's smallest unit")
 	case *r.Amount < 1:
 		f.Add("amount", apierr.Minimum, "must be at least 1 (the currency's smallest unit)")
+	case *r.Amount > ledger.MaxAmount:
+		f.Add("amount", apierr.Maximum, "must be at most %d (the largest amount the ledger takes)", ledger.MaxAmount)
 	}
 	if r.PaymentRail != nil && !slices.Contains(IncomingRails, *r.PaymentRail) {
 		f.Add("paymentRail", apierr.Enum, "must be one of %v", IncomingRails)
@@ -388,7 +390,10 @@ func (s *Service) Cancel(ctx context.Context, t store.Tenant, transactionID stri
 			return err
 		}
 		j.State = store.RailJobCancelled
-		return saveJob(ctx, tx, j, *st, "")
+		if err := saveJob(ctx, tx, j, *st, ""); err != nil {
+			return err
+		}
+		return releaseVolume(ctx, tx, p)
 	})
 }
 
@@ -410,6 +415,8 @@ func (r *SendRequest) Validate() error {
 	}
 	if r.CurrencyAmount != nil && *r.CurrencyAmount < 1 {
 		f.Add("currencyAmount", apierr.Minimum, "must be at least 1 (the currency's smallest unit)")
+	} else if r.CurrencyAmount != nil && *r.CurrencyAmount > ledger.MaxAmount {
+		f.Add("currencyAmount", apierr.Maximum, "must be at most %d (the largest amount the ledger takes)", ledger.MaxAmount)
 	}
 	return f.Err()
 }

@@ -50,8 +50,11 @@ func applyPayoutStep(ctx context.Context, tx *store.Tx, l *ledger.Service, st *J
 			return err
 		}
 		st.Details = Advance(st.Details, ActionFail, now)
-		return failWithRefund(ctx, tx, t, p.TransactionID, step.FailureReason, step.FailureReason,
-			transactions.Change{PaymentRail: rail, DestinationRailDetails: detailsJSON(st.Details)}, now)
+		if err := failWithRefund(ctx, tx, t, p.TransactionID, step.FailureReason, step.FailureReason,
+			transactions.Change{PaymentRail: rail, DestinationRailDetails: detailsJSON(st.Details)}, now); err != nil {
+			return err
+		}
+		return releaseVolume(ctx, tx, p)
 	case ActionReturn:
 		if st.PostID == "" || st.SettlementID == "" {
 			return fmt.Errorf("rails: payout %s has not settled: nothing to return", p.TransactionID)

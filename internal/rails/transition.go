@@ -35,3 +35,24 @@ func failWithRefund(ctx context.Context, tx *store.Tx, t store.Tenant, transacti
 	_, err := transactions.Transition(ctx, tx, t, transactionID, transactions.Change{Refund: &done})
 	return err
 }
+
+// releaseVolume gives a payout that failed or was cancelled before it left
+// back its share of the daily volume limit (R-ERR-21): the limit bounds the
+// money that leaves each day, and this never left; the source got it all
+// back. A payout returned after it settled did leave, and keeps counting,
+// as the spec's daily card limits keep counting refunds and reversals
+// (Part B, PATCH /cards). Call it last in the transaction (it locks the
+// day's volume rows, store/volumes.go).
+func releaseVolume(ctx context.Context, tx *store.Tx, p Payout) error {
+	if p.QuoteID == "" {
+		return nil
+	}
+	q, err := tx.GetQuote(ctx, p.Tenant, p.QuoteID, false)
+	if err != nil {
+		return err
+	}
+	if q.ExecutedAt == nil {
+		return nil
+	}
+	return tx.ReleaseDailyVolume(ctx, p.Tenant, *q.ExecutedAt, q.USDEquivalent)
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,6 +27,9 @@ type batchReq struct {
 	fn       func(*Tx) error
 	done     chan batchResult
 	attempts int
+	// alone: its last batch failed to commit; it runs in a batch of its
+	// own, so another request's failure cannot fail it again.
+	alone bool
 }
 
 type batchResult struct {
@@ -59,9 +63,11 @@ func (db *DB) BatchStats() BatchStats {
 // InBatchTx runs fn in a write transaction like InTx, but may share that
 // transaction and its commit with other InBatchTx calls made at the same
 // time. fn runs inside a savepoint of its own: if it fails, its changes alone
-// are rolled back and its error returned; otherwise InBatchTx returns after
-// the shared commit. As with InTx, a PostgreSQL serialization failure or
-// deadlock runs fn again (a few times), so fn must have no effect outside the
+// are rolled back. Either way InBatchTx returns only once the shared
+// transaction has committed: a failure may have been caused by another fn's
+// changes (money it spent), so if the batch does not commit, fn runs again
+// (runBatch). As with InTx, a PostgreSQL serialization failure or deadlock
+// runs fn again (a few times), so fn must have no effect outside the
 // transaction.
 //
 // fn's statements share a connection with other callers' fns, so they must
@@ -118,7 +124,6 @@ func (b *batcher) run() {
 	var redo []*batchReq
 	for {
 		batch := redo
-		redo = nil
 		if len(batch) == 0 {
 			select {
 			case r := <-b.reqs:
@@ -136,22 +141,52 @@ func (b *batcher) run() {
 				break gather
 			}
 		}
-		redo = b.db.runBatch(b, batch)
+		redo = nil
+		var together []*batchReq
+		for _, r := range batch {
+			if r.alone {
+				redo = append(redo, b.db.runBatch(b, []*batchReq{r})...)
+			} else {
+				together = append(together, r)
+			}
+		}
+		if len(together) > 0 {
+			redo = append(redo, b.db.runBatch(b, together)...)
+		}
 	}
 }
 
 // runBatch runs batch in one transaction and answers every request it
-// settles; it returns those to run again (retryable failures).
+// settles; it returns those to run again.
+//
+// Every answer waits for the batch's outcome: a fn that failed may have
+// failed because of an earlier fn's changes in the same transaction (the
+// funds it spent), so its refusal stands only if those changes commit. When
+// the batch fails to commit, the fns it refused run again, and the fns that
+// succeeded run again alone, so that whatever broke the batch fails only
+// the fn that caused it. Each fn's own queued writes (outbox) go in inside
+// its savepoint, so a unique-key error in them is that fn's failure.
 func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	ctx := context.Background()
-	answer := func(r *batchReq, err error) {
-		if retryable(err) && r.attempts < 4 {
+	single := len(batch) == 1
+	// again queues r to run again, or answers err once it ran too often.
+	again := func(r *batchReq, err error) {
+		if r.attempts < maxBatchAttempts {
 			r.attempts++
+			r.alone = r.alone || !single
 			redo = append(redo, r)
 			return
 		}
 		r.done <- batchResult{err: err}
 	}
+	answer := func(r *batchReq, err error) {
+		if retryable(err) {
+			again(r, err)
+			return
+		}
+		r.done <- batchResult{err: err}
+	}
+	db.writeTxs.Add(1)
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {
@@ -160,97 +195,140 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		return redo
 	}
 	tx := db.newTx(sqlTx)
-	// handed: the webhook handoffs of the fns that succeeded (handoff.go),
-	// given over after the commit or back if there is none.
-	handed := tx.outbox.handed
-	// abort ends the transaction early: every request not yet answered
-	// (those that succeeded included: nothing is committed) gets err.
-	abort := func(rest []*batchReq, err error) []*batchReq {
+	run := batchRun{db: db, sqlTx: sqlTx, tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single}
+	// failed ends the batch uncommitted: nothing of it stands, so the
+	// refused run again, and so does everyone else (alone, unless the
+	// failure is one a retry may clear).
+	failed := func(err error) []*batchReq {
 		_ = sqlTx.Rollback()
-		handed.settle(false)
-		for _, r := range rest {
-			answer(r, err)
+		run.handed.settle(false)
+		for _, f := range run.refused {
+			again(f.r, err)
+		}
+		for _, r := range run.ok {
+			if single || retryable(err) {
+				answer(r, err)
+			} else {
+				again(r, err)
+			}
 		}
 		return redo
 	}
-	single := len(batch) == 1
-	var ok []*batchReq
-	// Each fn counts its inserted transactions apart, so a fn rolled back
-	// to its savepoint takes its counts with it (transaction_counts.go).
-	counts := countDeltas{}
-	var events []Event // the same for the outbox (outbox.go)
-	var writes []statement
 	for i, r := range batch {
-		fnHanded := &handoffs{reg: handed.reg}
-		tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded}
-		if !single {
-			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT grp"); err != nil {
-				return abort(append(ok, batch[i:]...), classify(err))
+		if err := run.one(ctx, r); err != nil {
+			// The transaction is broken: the rest have not run.
+			for _, rest := range batch[i+1:] {
+				again(rest, err)
 			}
-		}
-		res := callFn(r.fn, tx)
-		switch {
-		case res.panic != nil || res.err != nil:
-			fnHanded.settle(false)
-			if single {
-				_ = sqlTx.Rollback()
-				if res.panic != nil {
-					r.done <- res
-					return redo
-				}
-				answer(r, res.err)
-				return redo
-			}
-			if _, err := sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT grp"); err != nil {
-				// fn's own outcome stands; the others share the broken
-				// transaction.
-				if res.panic != nil {
-					r.done <- res
-				} else {
-					answer(r, res.err)
-				}
-				return abort(append(ok, batch[i+1:]...), classify(err))
-			}
-			if res.panic != nil {
-				r.done <- res
-			} else {
-				answer(r, res.err)
-			}
-		default:
-			ok = append(ok, r)
-			for k, n := range tx.counts {
-				counts[k] += n
-			}
-			events = append(events, tx.outbox.events...)
-			writes = append(writes, tx.outbox.writes...)
-			handed.keep(fnHanded)
-		}
-		if !single {
-			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT grp"); err != nil {
-				return abort(append(ok, batch[i+1:]...), classify(err))
-			}
+			return failed(err)
 		}
 	}
-	tx.counts, tx.outbox = counts, &outbox{events: events, writes: writes, handed: handed}
+	if len(run.ok) == 0 {
+		// Nothing succeeded, so every refusal saw committed data only.
+		_ = sqlTx.Rollback()
+		run.handed.settle(false)
+		for _, f := range run.refused {
+			answer(f.r, f.err)
+		}
+		return redo
+	}
+	tx.counts, tx.outbox = run.counts, &outbox{events: run.events, writes: run.writes, handed: run.handed}
 	if err := tx.flushAtCommit(ctx); err != nil {
-		return abort(ok, err)
+		return failed(err)
 	}
 	err = sqlTx.Commit()
 	db.forgetChanged(tx.staleSettings)
-	handed.settle(err == nil)
 	if err != nil {
-		err = classify(fmt.Errorf("store: commit: %w", err))
-		for _, r := range ok {
-			answer(r, err)
-		}
-		return redo
+		return failed(classify(fmt.Errorf("store: commit: %w", err)))
 	}
+	run.handed.settle(true)
 	b.commits.Add(1)
-	b.txns.Add(int64(len(ok)))
-	for _, r := range ok {
+	b.txns.Add(int64(len(run.ok)))
+	for _, r := range run.ok {
 		r.done <- batchResult{}
 	}
+	for _, f := range run.refused {
+		answer(f.r, f.err)
+	}
 	return redo
+}
+
+// maxBatchAttempts bounds how often one request runs again after its batch
+// failed (or a serialization failure or deadlock).
+const maxBatchAttempts = 4
+
+// batchRun is one group commit's transaction and what its fns left.
+type batchRun struct {
+	db     *DB
+	sqlTx  *sql.Tx
+	tx     *Tx
+	handed *handoffs
+	single bool
+
+	ok      []*batchReq
+	refused []refusal
+	counts  countDeltas
+	events  []Event
+	writes  []statement
+}
+
+type refusal struct {
+	r   *batchReq
+	err error
+}
+
+// one runs r's fn in its own savepoint (none when the batch is r alone). A
+// panic is answered at once: it re-raises in the caller whatever the
+// batch's outcome. An error ends the whole transaction.
+func (b *batchRun) one(ctx context.Context, r *batchReq) error {
+	tx := b.tx
+	fnHanded := &handoffs{reg: b.handed.reg}
+	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded}
+	if !b.single {
+		if _, err := b.sqlTx.ExecContext(ctx, "SAVEPOINT grp"); err != nil {
+			return classify(err)
+		}
+	}
+	res := callFn(r.fn, tx)
+	if res.err == nil && res.panic == nil && !b.single {
+		// The fn's own inserts, so that a conflict in them is its own
+		// failure, not the batch's at commit.
+		res.err = tx.execAll(ctx, tx.takeWrites())
+	}
+	if res.panic != nil || res.err != nil {
+		fnHanded.settle(false)
+		if !b.single {
+			if _, err := b.sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT grp"); err != nil {
+				b.settleFailed(r, res)
+				return classify(err)
+			}
+		}
+		b.settleFailed(r, res)
+	} else {
+		b.ok = append(b.ok, r)
+		for k, n := range tx.counts {
+			b.counts[k] += n
+		}
+		b.events = append(b.events, tx.outbox.events...)
+		b.writes = append(b.writes, tx.outbox.writes...)
+		b.handed.keep(fnHanded)
+	}
+	if !b.single {
+		if _, err := b.sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT grp"); err != nil {
+			return classify(err)
+		}
+	}
+	return nil
+}
+
+// settleFailed answers a panic now and keeps an error for after the
+// batch's outcome.
+func (b *batchRun) settleFailed(r *batchReq, res batchResult) {
+	if res.panic != nil {
+		r.done <- res
+		return
+	}
+	b.refused = append(b.refused, refusal{r, res.err})
 }
 
 // callFn runs fn, turning a panic into a result the caller's goroutine

@@ -133,3 +133,117 @@ func TestInBatchTx_TransactionCountsExact(t *testing.T) {
 		}
 	})
 }
+
+// batchInOrder runs fns through InBatchTx so that they share one batch, in
+// order: a first call holds the batcher while the others queue (one
+// worker), each queued after the one before is waiting.
+func batchInOrder(t *testing.T, db *store.DB, fns ...func(*store.Tx) error) []error {
+	t.Helper()
+	hold, held := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = db.InBatchTx(ctx, func(*store.Tx) error { close(held); <-hold; return nil })
+	})
+	<-held
+	errs := make([]error, len(fns))
+	for i, fn := range fns {
+		wg.Go(func() { errs[i] = db.InBatchTx(ctx, fn) })
+		time.Sleep(30 * time.Millisecond) // queued behind the one before
+	}
+	close(hold)
+	wg.Wait()
+	return errs
+}
+
+func insertPlatformFn(p store.Platform) func(*store.Tx) error {
+	return func(tx *store.Tx) error { return tx.InsertPlatform(ctx, p) }
+}
+
+func committed(t *testing.T, db *store.DB, platformID string) bool {
+	t.Helper()
+	_, err := db.Read().GetPlatform(ctx, platformID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// A caller refused on the strength of an earlier caller's uncommitted
+// change is answered only after the batch commits, and when the batch does
+// not commit it runs again: here "bad" creates a row and breaks the commit
+// (a deferred foreign key), "dependent" refuses while that row exists, and
+// must end up committed, not refused for a row that never existed; the
+// unrelated callers before and after bad commit too, and only bad fails.
+func TestInBatchTx_RefusalsWaitForTheCommit(t *testing.T) {
+	storetest.EachWith(t, store.Options{BatchWorkers: 1}, func(t *testing.T, db *store.DB) {
+		for _, q := range []string{"CREATE TABLE bt_parent (id TEXT PRIMARY KEY)",
+			"CREATE TABLE bt_child (id TEXT PRIMARY KEY, parent TEXT REFERENCES bt_parent (id) DEFERRABLE INITIALLY DEFERRED)"} {
+			if err := db.ExecRaw(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		errSaw := errors.New("refused: saw bad's uncommitted row")
+		before, after, dependent := newPlatform("before"), newPlatform("after"), newPlatform("dependent")
+		errs := batchInOrder(t, db,
+			insertPlatformFn(before),
+			func(tx *store.Tx) error {
+				if err := tx.ExecForTest(ctx, "INSERT INTO bt_parent (id) VALUES ('spent')"); err != nil {
+					return err
+				}
+				return tx.ExecForTest(ctx, "INSERT INTO bt_child (id, parent) VALUES ('c', 'missing')")
+			},
+			func(tx *store.Tx) error {
+				var n int
+				if err := tx.QueryRowForTest(ctx, "SELECT COUNT(*) FROM bt_parent", &n); err != nil {
+					return err
+				}
+				if n > 0 {
+					return errSaw
+				}
+				return tx.InsertPlatform(ctx, dependent)
+			},
+			insertPlatformFn(after))
+		if errs[1] == nil {
+			t.Fatal("the caller that broke the commit succeeded")
+		}
+		for i, p := range []store.Platform{before, dependent, after} {
+			k := []int{0, 2, 3}[i]
+			if errs[k] != nil || !committed(t, db, p.ID) {
+				t.Fatalf("%s: err %v, committed %v; want committed", p.Name, errs[k], committed(t, db, p.ID))
+			}
+		}
+		var n int
+		if err := db.Read().QueryRowForTest(ctx, "SELECT COUNT(*) FROM bt_parent", &n); err != nil || n != 0 {
+			t.Fatalf("bad's row: %d (%v)", n, err)
+		}
+	})
+}
+
+// A caller's own queued insert (InsertQuoteAtCommit) that hits a unique
+// key fails that caller alone; the others in its batch commit.
+func TestInBatchTx_QueuedWriteConflictIsTheCallersOwn(t *testing.T) {
+	storetest.EachWith(t, store.Options{BatchWorkers: 1}, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		q := store.Quote{ID: id.New(id.Quote), Tenant: tn, Status: "PENDING", TransactionID: id.New(id.Transaction),
+			Document: []byte(`{}`), ExpiresAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertQuote(ctx, q) }); err != nil {
+			t.Fatal(err)
+		}
+		one, two := newPlatform("one"), newPlatform("two")
+		errs := batchInOrder(t, db,
+			insertPlatformFn(one),
+			func(tx *store.Tx) error { return tx.InsertQuoteAtCommit(q) }, // the same id again
+			insertPlatformFn(two))
+		if !errors.Is(errs[1], store.ErrConflict) {
+			t.Fatalf("duplicate quote: %v; want ErrConflict", errs[1])
+		}
+		if errs[0] != nil || errs[2] != nil || !committed(t, db, one.ID) || !committed(t, db, two.ID) {
+			t.Fatalf("unrelated callers: %v, %v; want both committed", errs[0], errs[2])
+		}
+	})
+}
+
+func newPlatform(name string) store.Platform {
+	return store.Platform{ID: id.New(id.Platform), Name: name, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+}

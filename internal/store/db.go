@@ -48,6 +48,8 @@ type DB struct {
 
 	handoff atomic.Pointer[handoffReg] // handoff.go
 
+	writeTxs atomic.Int64 // write transactions begun (WriteTransactions)
+
 	batchOnce sync.Once
 	batch     *batcher // group commit (batch.go); nil until first used, or if disabled
 }
@@ -198,23 +200,40 @@ type Tx struct {
 	tx *sql.Tx
 }
 
+// retryBackoff is the pause before InTx's second attempt; each further
+// attempt waits one more step.
+var retryBackoff = 5 * time.Millisecond
+
 // InTx runs fn in a write transaction and commits it when fn returns nil.
 // On PostgreSQL a serialization failure or deadlock retries fn from the start
-// (a few times), so fn must not have effects outside the transaction.
+// (a few times), so fn must not have effects outside the transaction. A
+// context cancelled during the pause between attempts ends InTx at once with
+// the context's error.
 func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 	const attempts = 5
 	var err error
 	for i := range attempts {
 		err = db.inTxOnce(ctx, fn)
-		if err == nil || !retryable(err) || ctx.Err() != nil {
+		if err == nil || !retryable(err) || ctx.Err() != nil || i == attempts-1 {
 			return err
 		}
-		time.Sleep(time.Duration(i+1) * 5 * time.Millisecond)
+		pause := time.NewTimer(time.Duration(i+1) * retryBackoff)
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return ctx.Err()
+		case <-pause.C:
+		}
 	}
 	return err
 }
 
+// WriteTransactions reports how many write transactions InTx and InBatchTx
+// have begun: on SQLite each takes the one writer while it runs.
+func (db *DB) WriteTransactions() int64 { return db.writeTxs.Load() }
+
 func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
+	db.writeTxs.Add(1)
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)

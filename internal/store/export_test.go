@@ -107,3 +107,10 @@ func (db *DB) QueryString(ctx context.Context, query string, args ...any) (strin
 
 // DropKeyring makes db a store opened without a key ring.
 func (db *DB) DropKeyring() { db.opts.Keyring = nil }
+
+// ExecForTest runs one raw statement through q (inside a transaction when q
+// is a Tx's).
+func (q Q) ExecForTest(ctx context.Context, query string, args ...any) error {
+	_, err := q.exec(ctx, query, args...)
+	return err
+}

@@ -1,6 +1,14 @@
 package store
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
 
 func TestRebind(t *testing.T) {
 	q := Q{engine: Postgres}
@@ -22,5 +30,33 @@ func TestStatements(t *testing.T) {
 	got := statements("-- c\nCREATE TABLE a (x INT);\n\nCREATE INDEX i ON a (x);\n")
 	if len(got) != 2 || got[0] != "CREATE TABLE a (x INT);" {
 		t.Fatalf("%q", got)
+	}
+}
+
+// InTx's pause between retries of a serialization failure ends when the
+// context is cancelled: the caller gets the context's error at once, not
+// after the backoff.
+func TestInTxRetryBackoffHonoursContext(t *testing.T) {
+	db, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "p.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	defer func(d time.Duration) { retryBackoff = d }(retryBackoff)
+	retryBackoff = 5 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	attempts := 0
+	start := time.Now()
+	err = db.InTx(ctx, func(*Tx) error {
+		attempts++
+		time.AfterFunc(20*time.Millisecond, cancel)
+		return &pgconn.PgError{Code: "40001"} // a serialization failure: retryable
+	})
+	if elapsed := time.Since(start); elapsed > time.Second {
+		t.Fatalf("InTx returned after %v; want promptly after the cancel", elapsed)
+	}
+	if !errors.Is(err, context.Canceled) || attempts != 1 {
+		t.Fatalf("err %v after %d attempts; want context.Canceled after 1", err, attempts)
 	}
 }

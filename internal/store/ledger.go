@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"math/big"
 	"sort"
 	"strings"
 	"time"
@@ -364,44 +366,96 @@ func (q Q) ListLedgerBalances(ctx context.Context, t Tenant) (map[string]LedgerB
 	return out, err
 }
 
+// Sums over many postings can pass int64 even though no posting is near it
+// (a hot account's balance is the sum of every posting it ever had; the
+// audit sums every account). SQLite's SUM fails on integer overflow and a
+// PostgreSQL CAST to BIGINT is out of range, so such sums are taken in two
+// parts that cannot overflow: the sum of amount / 2^32 and the sum of
+// amount % 2^32 (both engines truncate toward zero, so amount is exactly
+// hi*2^32 + lo). Each part fits int64 for up to 2^31 postings; Go joins them
+// exactly (bigSum).
+func splitSum(expr string) string {
+	return "CAST(COALESCE(SUM((" + expr + ") / 4294967296), 0) AS BIGINT), " +
+		"CAST(COALESCE(SUM((" + expr + ") % 4294967296), 0) AS BIGINT)"
+}
+
+// bigSum is a sum read as splitSum's two parts.
+type bigSum struct{ hi, lo int64 }
+
+// Big is the exact sum.
+func (s bigSum) Big() *big.Int {
+	v := big.NewInt(s.hi)
+	v.Lsh(v, 32)
+	return v.Add(v, big.NewInt(s.lo))
+}
+
+// ErrSumOutOfRange is a sum of postings (a hot account's balance) that does
+// not fit int64.
+var ErrSumOutOfRange = errors.New("store: sum of postings out of int64 range")
+
+func (s bigSum) int64() (int64, error) {
+	v := s.Big()
+	if !v.IsInt64() {
+		return 0, fmt.Errorf("%w: %s", ErrSumOutOfRange, v)
+	}
+	return v.Int64(), nil
+}
+
 // DerivedLedgerBalance sums an account's postings: posted ones, and the
-// pending ones of holds no POST or VOID has resolved.
+// pending ones of holds no POST or VOID has resolved. ErrSumOutOfRange
+// when a sum does not fit int64.
 func (q Q) DerivedLedgerBalance(ctx context.Context, t Tenant, accountID string) (LedgerBalance, error) {
-	b := LedgerBalance{AccountID: accountID}
-	if err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM ledger_postings
-		WHERE account_id = ? AND NOT pending AND platform_id = ? AND env = ?`, accountID, t.PlatformID, t.Env).Scan(&b.Posted); err != nil {
+	var posted, debits, credits bigSum
+	if err := q.queryRow(ctx, `SELECT `+splitSum("amount")+` FROM ledger_postings
+		WHERE account_id = ? AND NOT pending AND platform_id = ? AND env = ?`, accountID, t.PlatformID, t.Env).
+		Scan(&posted.hi, &posted.lo); err != nil {
 		return LedgerBalance{}, classify(err)
 	}
 	if err := q.queryRow(ctx, `SELECT
-			CAST(COALESCE(SUM(CASE WHEN p.amount < 0 THEN -p.amount ELSE 0 END), 0) AS BIGINT),
-			CAST(COALESCE(SUM(CASE WHEN p.amount > 0 THEN p.amount ELSE 0 END), 0) AS BIGINT)
+			`+splitSum("CASE WHEN p.amount < 0 THEN -p.amount ELSE 0 END")+`,
+			`+splitSum("CASE WHEN p.amount > 0 THEN p.amount ELSE 0 END")+`
 		FROM ledger_postings p
 		WHERE p.account_id = ? AND p.pending AND p.platform_id = ? AND p.env = ?
 		AND NOT EXISTS (SELECT 1 FROM ledger_transfers r WHERE r.hold_id = p.transfer_id)`,
-		accountID, t.PlatformID, t.Env).Scan(&b.PendingDebits, &b.PendingCredits); err != nil {
+		accountID, t.PlatformID, t.Env).Scan(&debits.hi, &debits.lo, &credits.hi, &credits.lo); err != nil {
 		return LedgerBalance{}, classify(err)
+	}
+	b := LedgerBalance{AccountID: accountID}
+	var err1, err2, err3 error
+	b.Posted, err1 = posted.int64()
+	b.PendingDebits, err2 = debits.int64()
+	b.PendingCredits, err3 = credits.int64()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return LedgerBalance{}, fmt.Errorf("account %s: %w", accountID, err)
 	}
 	return b, nil
 }
 
+// LedgerSums are an account's sums of postings, exact whatever their size.
+type LedgerSums struct {
+	AccountID                             string
+	Posted, PendingDebits, PendingCredits *big.Int
+}
+
 // DerivedLedgerBalances is DerivedLedgerBalance for every account of the
-// tenant that has postings (an audit: it reads every posting).
-func (q Q) DerivedLedgerBalances(ctx context.Context, t Tenant) (map[string]LedgerBalance, error) {
+// tenant that has postings (an audit: it reads every posting), exactly.
+func (q Q) DerivedLedgerBalances(ctx context.Context, t Tenant) (map[string]LedgerSums, error) {
 	rows, err := q.query(ctx, `SELECT p.account_id,
-			CAST(COALESCE(SUM(CASE WHEN NOT p.pending THEN p.amount ELSE 0 END), 0) AS BIGINT),
-			CAST(COALESCE(SUM(CASE WHEN p.pending AND r.id IS NULL AND p.amount < 0 THEN -p.amount ELSE 0 END), 0) AS BIGINT),
-			CAST(COALESCE(SUM(CASE WHEN p.pending AND r.id IS NULL AND p.amount > 0 THEN p.amount ELSE 0 END), 0) AS BIGINT)
+			`+splitSum("CASE WHEN NOT p.pending THEN p.amount ELSE 0 END")+`,
+			`+splitSum("CASE WHEN p.pending AND r.id IS NULL AND p.amount < 0 THEN -p.amount ELSE 0 END")+`,
+			`+splitSum("CASE WHEN p.pending AND r.id IS NULL AND p.amount > 0 THEN p.amount ELSE 0 END")+`
 		FROM ledger_postings p LEFT JOIN ledger_transfers r ON r.hold_id = p.transfer_id
 		WHERE p.platform_id = ? AND p.env = ?
 		GROUP BY p.account_id`, t.PlatformID, t.Env)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]LedgerBalance{}
+	out := map[string]LedgerSums{}
 	err = ledgerEachRow(rows, func(r *sql.Rows) error {
-		var b LedgerBalance
-		err := r.Scan(&b.AccountID, &b.Posted, &b.PendingDebits, &b.PendingCredits)
-		out[b.AccountID] = b
+		var id string
+		var posted, debits, credits bigSum
+		err := r.Scan(&id, &posted.hi, &posted.lo, &debits.hi, &debits.lo, &credits.hi, &credits.lo)
+		out[id] = LedgerSums{AccountID: id, Posted: posted.Big(), PendingDebits: debits.Big(), PendingCredits: credits.Big()}
 		return err
 	})
 	return out, err

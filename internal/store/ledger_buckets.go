@@ -128,9 +128,11 @@ func (q Q) ledgerPostingSum(ctx context.Context, t Tenant, accountID string, at 
 	if at != nil {
 		w.add("created_at < ?", toMicros(*at))
 	}
-	var sum int64
-	err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM ledger_postings`+w.sql(), w.args...).Scan(&sum)
-	return sum, classify(err)
+	var sum bigSum
+	if err := q.queryRow(ctx, `SELECT `+splitSum("amount")+` FROM ledger_postings`+w.sql(), w.args...).Scan(&sum.hi, &sum.lo); err != nil {
+		return 0, classify(err)
+	}
+	return sum.int64()
 }
 
 // RebuildLedgerPostingBuckets recomputes every bucket from the postings, for

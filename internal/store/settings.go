@@ -19,6 +19,7 @@ const (
 	settingPlatform settingKind = iota
 	settingConfig
 	settingSecrets
+	settingVolumeLimit
 )
 
 // settingKey names one cached value; a platform's key has no Env.

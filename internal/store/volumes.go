@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -16,8 +18,18 @@ import (
 // others); only when it does not fit does it lock every shard, in shard
 // order, and spread the amount over their remaining shares. No shard ever
 // passes its share, so the day never passes the limit, however many
-// executions run at once. The slow path takes the shard locks in one order
-// and the fast path holds at most one, so they cannot deadlock each other.
+// executions run at once.
+//
+// Deadlocks: the spread takes the shard locks in one order, and it must not
+// start while its transaction holds a shard lock out of that order. On
+// PostgreSQL a fast-path UPDATE that waited behind another writer and then
+// found the shard full keeps the row locked even though it changed nothing;
+// a spread after it deadlocked with another spread. So on PostgreSQL the
+// fast path runs inside a savepoint, and a fast path that changed nothing
+// rolls back to it, which releases that lock, before spreading. (A
+// transaction that adds volume twice, e.g. two executions sharing one group
+// commit, may still hold a shard from its first add: the spread can then
+// deadlock, PostgreSQL aborts one side and InTx/InBatchTx run it again.)
 const volumeShards = 8
 
 // volumeTurn picks the shard (turn.go). PostgreSQL's wait events showed
@@ -49,8 +61,9 @@ func (q Q) DailyVolume(ctx context.Context, t Tenant, at time.Time) (int64, erro
 
 // AddDailyVolume adds usd to the tenant's volume of the UTC day containing
 // at, unless the day's total would pass limit: then it changes nothing and
-// reports false. On PostgreSQL the shard rows it touched stay locked until
-// the caller's transaction ends: call it last.
+// reports false. On PostgreSQL the shard rows it changed stay locked until
+// the caller's transaction ends: call it last. Call it inside a
+// transaction (it uses a savepoint on PostgreSQL).
 func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limit int64) (bool, error) {
 	if usd < 0 || usd > limit {
 		return false, nil
@@ -58,28 +71,54 @@ func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limi
 	day := utcDay(at)
 	caps := volumeShares(limit)
 	if k := volumeTurn.next(volumeShards); usd <= caps[k] {
-		// A plain conditional UPDATE: on PostgreSQL a row it does not
-		// change stays unlocked (an upsert's DO UPDATE ... WHERE would lock
-		// it anyway, and the spread below would then deadlock on it). The
-		// day's first execution finds no rows and creates them below.
-		//
-		// A shard can be over its share only if the limit was lowered
-		// during the day; then the shares no longer add up to a bound, so
-		// the fast path stands aside (NOT EXISTS) and the slow path, which
-		// counts the whole day, decides.
-		res, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd + ?
-			WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?
-			AND NOT EXISTS (SELECT 1 FROM daily_volumes o WHERE o.platform_id = ? AND o.env = ? AND o.day = ?
-				AND o.usd > CASE WHEN o.shard = 0 THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END)`,
-			usd, t.PlatformID, t.Env, day, k, usd, caps[k], t.PlatformID, t.Env, day, caps[0], caps[1])
-		if err != nil {
-			return false, err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return err == nil, err
+		added, err := q.addVolumeFast(ctx, t, day, k, usd, caps)
+		if err != nil || added {
+			return added, err
 		}
 	}
 	return q.addVolumeSpread(ctx, t, day, usd, caps)
+}
+
+// addVolumeFast adds usd to shard k if it fits the shard's share. The day's
+// first execution finds no rows: the spread creates them.
+//
+// A shard can be over its share only if the limit was lowered during the
+// day; then the shares no longer add up to a bound, so the fast path stands
+// aside (NOT EXISTS) and the spread, which counts the whole day, decides.
+//
+// On PostgreSQL the UPDATE runs in a savepoint, rolled back when it changed
+// nothing: an UPDATE that waited for another writer's lock on the row and
+// then failed its re-check keeps the row locked, and the spread that
+// follows must hold no shard out of order (see volumeShards).
+func (q Q) addVolumeFast(ctx context.Context, t Tenant, day int64, k int, usd int64, caps [volumeShards]int64) (bool, error) {
+	pg := q.engine == Postgres
+	if pg {
+		if _, err := q.exec(ctx, "SAVEPOINT volume_fast"); err != nil {
+			return false, err
+		}
+	}
+	res, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd + ?
+		WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?
+		AND NOT EXISTS (SELECT 1 FROM daily_volumes o WHERE o.platform_id = ? AND o.env = ? AND o.day = ?
+			AND o.usd > CASE WHEN o.shard = 0 THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END)`,
+		usd, t.PlatformID, t.Env, day, k, usd, caps[k], t.PlatformID, t.Env, day, caps[0], caps[1])
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
+		return false, err
+	}
+	if pg {
+		end := "RELEASE SAVEPOINT volume_fast"
+		if n != 1 {
+			end = "ROLLBACK TO SAVEPOINT volume_fast" // releases the row lock
+		}
+		if _, err := q.exec(ctx, end); err != nil {
+			return false, err
+		}
+	}
+	return n == 1, nil
 }
 
 // addVolumeSpread locks all of the day's shards in order and spreads usd
@@ -136,4 +175,90 @@ func (q Q) addVolumeSpread(ctx context.Context, t Tenant, day, usd int64, caps [
 		usd -= add
 	}
 	return true, nil
+}
+
+// ReleaseDailyVolume takes usd back off the tenant's volume of the UTC day
+// containing at (the day it was added): an execution whose payout failed or
+// was cancelled before it left. It locks the day's shards in shard order,
+// as the spread does, and takes from the last shards first; the day's total
+// never goes below zero. Call it last in the transaction, like
+// AddDailyVolume.
+func (q Q) ReleaseDailyVolume(ctx context.Context, t Tenant, at time.Time, usd int64) error {
+	if usd <= 0 {
+		return nil
+	}
+	day := utcDay(at)
+	rows, err := q.query(ctx, `SELECT shard, usd FROM daily_volumes WHERE platform_id = ? AND env = ? AND day = ?
+		ORDER BY shard`+q.forUpdate(), t.PlatformID, t.Env, day)
+	if err != nil {
+		return err
+	}
+	var used [volumeShards]int64
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var k int
+		var n int64
+		if err := r.Scan(&k, &n); err != nil {
+			return err
+		}
+		if k >= 0 && k < volumeShards {
+			used[k] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for k := volumeShards - 1; k >= 0 && usd > 0; k-- {
+		take := min(usd, used[k])
+		if take <= 0 {
+			continue
+		}
+		if _, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd - ? WHERE platform_id = ? AND env = ? AND day = ? AND shard = ?`,
+			take, t.PlatformID, t.Env, day, k); err != nil {
+			return err
+		}
+		usd -= take
+	}
+	return nil
+}
+
+// DailyVolumeLimit returns the tenant's own daily volume limit in US cents,
+// from memory when it was read recently; ok is false when the tenant has
+// none (the service's default applies). Inside a transaction, call it on
+// the Tx: on PostgreSQL reads and transactions share one pool, and a
+// transaction waiting for a second connection can wait forever.
+func (q Q) DailyVolumeLimit(ctx context.Context, t Tenant) (usd int64, ok bool, err error) {
+	load := func(ctx context.Context) (int64, error) {
+		var usd int64
+		err := q.queryRow(ctx, `SELECT usd FROM daily_volume_limits WHERE platform_id = ? AND env = ?`,
+			t.PlatformID, t.Env).Scan(&usd)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		return usd, classify(err)
+	}
+	var v int64
+	if q.settings == nil {
+		v, err = load(ctx)
+	} else {
+		v, err = get(ctx, q.settings, settingKey{kind: settingVolumeLimit, tenant: t}, load)
+	}
+	return v, v > 0, err
+}
+
+// SetDailyVolumeLimit sets the tenant's daily volume limit in US cents;
+// 0 removes it, so the default applies again.
+func (q Q) SetDailyVolumeLimit(ctx context.Context, t Tenant, usd int64) error {
+	if usd < 0 {
+		return fmt.Errorf("store: negative daily volume limit %d", usd)
+	}
+	defer q.changed(settingKey{kind: settingVolumeLimit, tenant: t})
+	if usd == 0 {
+		_, err := q.exec(ctx, `DELETE FROM daily_volume_limits WHERE platform_id = ? AND env = ?`, t.PlatformID, t.Env)
+		return err
+	}
+	_, err := q.exec(ctx, `INSERT INTO daily_volume_limits (platform_id, env, usd, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (platform_id, env) DO UPDATE SET usd = excluded.usd, updated_at = excluded.updated_at`,
+		t.PlatformID, t.Env, usd, toMicros(q.Now()))
+	return err
 }

@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"database/sql"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,6 +176,122 @@ func TestDailyVolume_MigrationBackfill(t *testing.T) {
 		}
 		if add(98) || !add(97) || add(1) {
 			t.Fatal("the limit does not hold over the backfilled volume")
+		}
+	})
+}
+
+// Concurrent adds near the limit never deadlock on PostgreSQL (a fast-path
+// UPDATE that waited behind another writer and then failed its re-check
+// used to keep its shard locked while the spread path locked all shards)
+// and the limit holds exactly: 40 of each round's 60 adds fit, whichever
+// path each took. Every add that needed a second attempt (InTx retries a
+// deadlock) is counted, and on PostgreSQL the server's own deadlock counter
+// must not move.
+func TestDailyVolume_ConcurrentAddsNearLimitNoDeadlock(t *testing.T) {
+	storetest.EachWith(t, store.Options{MaxConns: 32}, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		deadlocksBefore := pgDeadlocks(t, db, false)
+		const rounds, adds, fit, usd = 10, 60, 40, 7
+		var retries atomic.Int64
+		for round := range rounds {
+			at := time.Date(2026, 4, 1+round, 12, 0, 0, 0, time.UTC)
+			var wg sync.WaitGroup
+			var accepted atomic.Int64
+			for range adds {
+				wg.Go(func() {
+					attempt := 0
+					err := db.InTx(ctx, func(tx *store.Tx) error {
+						if attempt++; attempt > 1 {
+							retries.Add(1)
+						}
+						ok, err := tx.AddDailyVolume(ctx, tn, at, usd, fit*usd)
+						if ok && err == nil {
+							accepted.Add(1)
+						}
+						return err
+					})
+					if err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			got, err := db.Read().DailyVolume(ctx, tn, at)
+			if err != nil || got != fit*usd || accepted.Load() != fit {
+				t.Fatalf("round %d: volume %d (%v) from %d accepted; want %d from %d", round, got, err, accepted.Load(), fit*usd, fit)
+			}
+		}
+		if n := retries.Load(); n != 0 {
+			t.Errorf("%d adds were retried after a deadlock or serialization failure", n)
+		}
+		if n := pgDeadlocks(t, db, true) - deadlocksBefore; n != 0 {
+			t.Errorf("pg_stat_database.deadlocks rose by %d", n)
+		}
+	})
+}
+
+// pgDeadlocks reads the PostgreSQL database's deadlock counter (0 on
+// SQLite) through a connection of its own. A backend reports its deadlocks
+// when it has been idle a while or exits: with closeFirst it closes the
+// store (unusable afterwards) so that its backends exit and report, and
+// gives them a moment to.
+func pgDeadlocks(t *testing.T, db *store.DB, closeFirst bool) int64 {
+	t.Helper()
+	if db.Engine() != store.Postgres {
+		return 0
+	}
+	if closeFirst {
+		db.Close()
+		time.Sleep(time.Second)
+	}
+	c, err := sql.Open("pgx", os.Getenv(storetest.PostgresEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var n int64
+	if err := c.QueryRowContext(ctx, "SELECT COALESCE(deadlocks, 0) FROM pg_stat_database WHERE datname = current_database()").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// ReleaseDailyVolume gives volume back to the day it was added on, never
+// below zero, and what it frees can be added again; the limit holds.
+func TestDailyVolume_Release(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		day := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+		release := func(at time.Time, usd int64) {
+			t.Helper()
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseDailyVolume(ctx, tn, at, usd) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		volume := func(at time.Time) int64 {
+			t.Helper()
+			v, err := db.Read().DailyVolume(ctx, tn, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		for _, usd := range []int64{600, 100, 300} { // the first is spread over shards
+			if !addVolume(t, db, tn, day, usd, 1000) {
+				t.Fatal("add refused")
+			}
+		}
+		release(day.Add(time.Hour), 650) // the same UTC day
+		release(day.Add(24*time.Hour), 50)
+		if v, next := volume(day), volume(day.Add(24*time.Hour)); v != 350 || next != 0 {
+			t.Fatalf("volume %d, next day %d; want 350, 0", v, next)
+		}
+		if !addVolume(t, db, tn, day, 650, 1000) || addVolume(t, db, tn, day, 1, 1000) {
+			t.Fatal("the released volume does not fit exactly again")
+		}
+		release(day, 5000)
+		if v := volume(day); v != 0 {
+			t.Fatalf("volume %d after releasing more than was added; want 0", v)
 		}
 	})
 }
