@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"log/slog"
-	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/customers"
+	"github.com/paymentsd/paymentsd/internal/formdata"
 	"github.com/paymentsd/paymentsd/internal/kyclink"
 )
 
@@ -167,7 +167,7 @@ func (h *kycLinkHandlers) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	body := http.MaxBytesReader(w, r.Body, documentMaxBody)
 	var stored customers.StoredFile
-	values, fields, err := multipartForm(r, body, allowed, kyclink.FieldFile, func(p *multipart.Part) error {
+	values, fields, err := multipartForm(r, body, allowed, kyclink.FieldFile, func(p *formdata.Part) error {
 		f, err := parts.docs.StoreFile(ctx, p, p.FileName())
 		if err == nil {
 			stored = f

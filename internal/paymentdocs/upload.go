@@ -2,15 +2,13 @@ package paymentdocs
 
 import (
 	"bytes"
-	"errors"
-	"github.com/paymentsd/paymentsd/internal/docformat"
 	"io"
-	"mime"
-	"mime/multipart"
 	"slices"
 	"strings"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/docformat"
+	"github.com/paymentsd/paymentsd/internal/formdata"
 )
 
 // File limits (R-PDOC-03, R-PDOC-04).
@@ -66,8 +64,8 @@ type Upload struct {
 // here. contentType is the request's Content-Type header.
 func ParseUpload(contentType string, body []byte) (Upload, error) {
 	var f apierr.Fields
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+	boundary, ok := formdata.Boundary(contentType)
+	if !ok {
 		f.Add(fieldFile, apierr.Required,
 			"send the request as multipart/form-data (with a boundary), the file in field `file`")
 		return Upload{}, f.Err()
@@ -75,15 +73,14 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 	var u Upload
 	values := map[string]string{}
 	files, parts := 0, 0
-	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	mr := formdata.NewReader(bytes.NewReader(body), boundary)
 	for {
 		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { //nolint:errorlint // formdata returns a bare io.EOF at the end
 			break
 		}
 		if err != nil {
-			f.Add(fieldFile, apierr.Format, "the multipart body is malformed: %v", err)
-			return Upload{}, f.Err()
+			return Upload{}, apierr.MergeFields(err, f.Err())
 		}
 		parts++
 		if parts > maxParts {
@@ -101,15 +98,14 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 			}
 			data, err := io.ReadAll(io.LimitReader(p, MaxFileBytes+1))
 			if err != nil {
-				f.Add(fieldFile, apierr.Format, "could not be read: %v", err)
-				break
+				return Upload{}, apierr.MergeFields(err, f.Err())
 			}
 			u.Data, u.FileName = data, p.FileName()
 		case fieldDocumentType, fieldCustomerID:
 			b, err := io.ReadAll(io.LimitReader(p, maxTextField+1))
 			switch {
 			case err != nil:
-				f.Add(name, apierr.Format, "could not be read: %v", err)
+				return Upload{}, apierr.MergeFields(err, f.Err())
 			case len(b) > maxTextField:
 				f.Add(name, apierr.MaxLength, "must be at most %d bytes", maxTextField)
 			default:
