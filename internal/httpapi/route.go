@@ -38,9 +38,19 @@ type route struct {
 	// locked if the process dies mid-request).
 	recordsInTx bool
 	maxBody     int64
+	// oversized, when set, answers a body longer than maxBody instead of
+	// 413: it receives the body's first maxBody bytes (memory stays bounded)
+	// and names what is too large, e.g. a file over its limit is 400
+	// INVALID_INPUT (R-PDOC-04).
+	oversized func(r *http.Request, prefix []byte) error
 }
 
 type bodyKey struct{}
+
+// maxDrain bounds how much of an oversized body is read (and discarded)
+// after its prefix, so the client, still sending, reads the answer instead
+// of a reset connection.
+const maxDrain = 64 << 20
 
 // handle registers rt on the mux, wrapped in the checks it declares.
 func (s *Server) handle(rt route) {
@@ -102,12 +112,14 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		if limit == 0 {
 			limit = s.opts.MaxBodyBytes
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		body, err := readBody(w, r, limit, rt.oversized != nil)
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig) && rt.oversized != nil:
+			return rt.oversized(r, body)
+		case errors.As(err, &tooBig):
 			return apierr.Newf(apierr.CodePayloadTooLarge, "Request body exceeds %d bytes", limit)
-		}
-		if err != nil {
+		case err != nil:
 			return apierr.InvalidInput("Could not read the request body")
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -118,6 +130,21 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		return s.idempotent(rt, w, r)
 	}
 	return rt.h(w, r)
+}
+
+// readBody reads up to limit bytes of the body. A longer body is a
+// *http.MaxBytesError; with keepPrefix the first limit bytes come with it
+// and up to maxDrain more are read and discarded.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, keepPrefix bool) ([]byte, error) {
+	if !keepPrefix {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil || int64(len(body)) <= limit {
+		return body, err
+	}
+	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
+	return body[:limit], &http.MaxBytesError{Limit: limit}
 }
 
 func forbiddenReason(n auth.Need) string {

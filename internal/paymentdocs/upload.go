@@ -19,8 +19,9 @@ const (
 
 // MaxUploadBody is the request-body limit of POST /payment-documents: the
 // largest file plus room for the multipart envelope and the text fields. A
-// file over MaxFileBytes inside it is 400 INVALID_INPUT; a larger body is
-// refused by the HTTP layer before it is read (413).
+// file over MaxFileBytes is 400 INVALID_INPUT whatever its size (R-PDOC-04):
+// inside the limit ParseUpload says so, beyond it ParseOversizedUpload, from
+// the body's first MaxUploadBody bytes.
 const MaxUploadBody = MaxFileBytes + 64<<10
 
 // Detected content types: the only formats accepted.
@@ -155,4 +156,47 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 	}
 	u.FileName = docformat.CleanFileName(u.FileName, u.ContentType, maxFileNameLen)
 	return u, nil
+}
+
+// ParseOversizedUpload explains a POST /payment-documents body longer than
+// MaxUploadBody, given its first MaxUploadBody bytes: the HTTP layer keeps
+// no more, so memory stays bounded, yet the client learns that its file is
+// over MaxFileBytes (400 INVALID_INPUT, R-PDOC-04) or, when another part
+// made the body too long, which one. It always returns an error.
+func ParseOversizedUpload(contentType string, prefix []byte) error {
+	var f apierr.Fields
+	tooLong := func(field string) error {
+		f.Add(field, apierr.MaxLength, "makes the request body longer than %d bytes; upload one file of %d to %d bytes",
+			MaxUploadBody, MinFileBytes, MaxFileBytes)
+		return f.Err()
+	}
+	boundary, ok := formdata.Boundary(contentType)
+	if !ok {
+		return tooLong(formdata.BodyField)
+	}
+	mr := formdata.NewReader(bytes.NewReader(prefix), boundary)
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			// The prefix ends between parts or inside a header: the body
+			// as a whole is too long.
+			return tooLong(formdata.BodyField)
+		}
+		limit := int64(maxTextField)
+		if p.FormName() == fieldFile {
+			limit = MaxFileBytes
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(p, limit+1))
+		switch {
+		case n > limit && p.FormName() == fieldFile:
+			f.Add(fieldFile, apierr.MaxLength, "must be at most %d bytes", MaxFileBytes)
+			return f.Err()
+		case n > limit || err != nil:
+			name := p.FormName()
+			if name == "" {
+				name = formdata.BodyField
+			}
+			return tooLong(name)
+		}
+	}
 }
