@@ -17,12 +17,13 @@ const (
 	CodeInternal            = "INTERNAL_ERROR"
 	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
 	CodePayloadTooLarge     = "PAYLOAD_TOO_LARGE"
+	CodeUnsupportedMedia    = "UNSUPPORTED_MEDIA_TYPE"
 	CodeNotReady            = "NOT_READY"
 )
 
 // statusOf is the code-to-status table of Part B "Errors" (rules R-ERR-07 to
 // R-ERR-22), plus the few transport codes the spec leaves unnamed
-// (METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE).
+// (METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE).
 var statusOf = map[string]int{}
 
 func register(status int, codes ...string) {
@@ -87,6 +88,7 @@ func init() {
 		"STABLECOIN_SYMBOL_ALREADY_EXISTS", "STABLECOIN_TOKEN_IDENTIFIER_ALREADY_EXISTS")
 	register(http.StatusGone, "PAYMENT_DOCUMENT_EXPIRED")
 	register(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	register(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
 	register(http.StatusLocked, "ACCOUNT_LOCKED")
 	register(http.StatusFailedDependency, "PAYMENT_DOCUMENT_ATTACHMENT_FAILED")
 	register(http.StatusTooManyRequests, "RATE_LIMITED", "DAILY_VOLUME_LIMIT_EXCEEDED")

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +46,40 @@ type route struct {
 	// and names what is too large, e.g. a file over its limit is 400
 	// INVALID_INPUT (R-PDOC-04).
 	oversized func(r *http.Request, prefix []byte) error
+	// query names every query parameter the route reads; any other is 400
+	// INVALID_INPUT, so a misspelt filter never lists everything. Lists
+	// declare theirs with listQuery.
+	query []string
+	// anyQuery: pages people open from links (which trackers decorate)
+	// ignore parameters they do not read instead.
+	anyQuery bool
+}
+
+// listQuery is the query of a list: limit, cursor and its filters.
+func listQuery(filters ...string) []string { return append([]string{"limit", "cursor"}, filters...) }
+
+// checkQuery refuses a query string that does not parse and any parameter
+// the route does not declare, each named in details.errors[].
+func checkQuery(r *http.Request, rt route) error {
+	if r.URL.RawQuery == "" || rt.anyQuery {
+		return nil
+	}
+	var f apierr.Fields
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		f.Add("(query)", apierr.Format, "is not a valid query string: %s", strings.TrimPrefix(err.Error(), "invalid "))
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if slices.Contains(rt.query, name) {
+			continue
+		}
+		accepted := "none"
+		if len(rt.query) > 0 {
+			accepted = strings.Join(rt.query, ", ")
+		}
+		f.Add(name, apierr.AdditionalProperties, "is not a query parameter of this endpoint (accepted: %s)", accepted)
+	}
+	return f.Err()
 }
 
 type bodyKey struct{}
@@ -54,6 +91,7 @@ const maxDrain = 64 << 20
 
 // handle registers rt on the mux, wrapped in the checks it declares.
 func (s *Server) handle(rt route) {
+	s.table = append(s.table, rt)
 	pattern := rt.pattern
 	if !rt.public {
 		method, path, _ := strings.Cut(pattern, " ")
@@ -71,6 +109,9 @@ func (s *Server) handle(rt route) {
 
 func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) error {
 	if rt.public {
+		if err := checkQuery(r, rt); err != nil {
+			return err
+		}
 		return rt.h(w, r)
 	}
 	clientID, secret, ok := r.BasicAuth()
@@ -105,6 +146,9 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	// never mistakes an ignored key for protection (R-IDEM-01).
 	if len(r.Header.Get("Idempotency-Key")) > idempotency.MaxKeyLength {
 		return idemKeyError(apierr.MaxLength, fmt.Sprintf("must be at most %d characters", idempotency.MaxKeyLength))
+	}
+	if err := checkQuery(r, rt); err != nil {
+		return err
 	}
 	ctx := auth.WithPrincipal(r.Context(), p)
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {

@@ -29,7 +29,7 @@ const documentMaxBody = customers.MaxDocumentBytes + 1<<20
 func (s *Server) documentRoutes() {
 	h := &documentHandlers{s: s}
 	s.handle(route{pattern: "POST /documents", need: auth.NeedWrite, maxBody: documentMaxBody, h: h.upload})
-	s.handle(route{pattern: "GET /documents", need: auth.NeedView, h: h.list})
+	s.handle(route{pattern: "GET /documents", need: auth.NeedView, query: listQuery("documentHolder"), h: h.list})
 	s.handle(route{pattern: "GET /documents/{documentId}", need: auth.NeedView, h: h.get})
 	s.handle(route{pattern: "PUT /documents/{documentId}", need: auth.NeedWrite, maxBody: documentMaxBody, h: h.replace})
 	s.handle(route{pattern: "DELETE /documents/{documentId}", need: auth.NeedWrite, h: h.delete})

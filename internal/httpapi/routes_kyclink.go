@@ -22,8 +22,10 @@ func init() { routeGroups = append(routeGroups, (*Server).kycLinkRoutes) }
 func (s *Server) kycLinkRoutes() {
 	h := &kycLinkHandlers{s: s}
 	s.handle(route{pattern: "POST /customers/{customerId}/kyc-link", need: auth.NeedWrite, h: h.create})
-	s.handle(route{pattern: "GET /kyc", public: true, h: h.page}) // kyclink.PagePath
-	s.handle(route{pattern: "POST /kyc", public: true, h: h.submit})
+	// Pages people open from a link: parameters a mail client or tracker
+	// adds to it are ignored (anyQuery), only token is read.
+	s.handle(route{pattern: "GET /kyc", public: true, query: []string{"token"}, anyQuery: true, h: h.page}) // kyclink.PagePath
+	s.handle(route{pattern: "POST /kyc", public: true, query: []string{"token"}, anyQuery: true, h: h.submit})
 }
 
 type kycLinkHandlers struct{ s *Server }

@@ -76,6 +76,7 @@ type Server struct {
 	opts    Options
 	mux     *http.ServeMux
 	handler http.Handler
+	table   []route // every route handle registered, in order
 }
 
 // New builds the server and its routes.

@@ -266,3 +266,27 @@ func truncate(b []byte, n int) string {
 	}
 	return string(b[:n]) + "… (" + strconv.Itoa(len(b)) + " bytes)"
 }
+
+// QueryParameters lists the query parameters the document gives the
+// operation at method and path (a pattern such as /tokens/{tokenId}, without
+// the version prefix), or reports false when it has no such operation.
+func QueryParameters(method, path string) ([]string, bool) {
+	s := load()
+	if s.err != nil || s.doc.Paths.Find(path) == nil {
+		return nil, false
+	}
+	item := s.doc.Paths.Find(path)
+	op := item.GetOperation(strings.ToUpper(method))
+	if op == nil {
+		return nil, false
+	}
+	var names []string
+	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, p := range list {
+			if p.Value != nil && p.Value.In == openapi3.ParameterInQuery && !slices.Contains(names, p.Value.Name) {
+				names = append(names, p.Value.Name)
+			}
+		}
+	}
+	return names, true
+}
