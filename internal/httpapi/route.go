@@ -50,6 +50,9 @@ type route struct {
 	// INVALID_INPUT, so a misspelt filter never lists everything. Lists
 	// declare theirs with listQuery.
 	query []string
+	// repeatable names the parameters of query that may be given more than
+	// once; any other given twice is 400 INVALID_INPUT, never "first wins".
+	repeatable []string
 	// anyQuery: pages people open from links (which trackers decorate)
 	// ignore parameters they do not read instead.
 	anyQuery bool
@@ -58,8 +61,9 @@ type route struct {
 // listQuery is the query of a list: limit, cursor and its filters.
 func listQuery(filters ...string) []string { return append([]string{"limit", "cursor"}, filters...) }
 
-// checkQuery refuses a query string that does not parse and any parameter
-// the route does not declare, each named in details.errors[].
+// checkQuery refuses a query string that does not parse, any parameter the
+// route does not declare and any repeated one it does not allow to repeat,
+// each named in details.errors[].
 func checkQuery(r *http.Request, rt route) error {
 	if r.URL.RawQuery == "" || rt.anyQuery {
 		return nil
@@ -71,6 +75,9 @@ func checkQuery(r *http.Request, rt route) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(q)) {
 		if slices.Contains(rt.query, name) {
+			if len(q[name]) > 1 && !slices.Contains(rt.repeatable, name) {
+				f.Add(name, apierr.MaxItems, "must be given once")
+			}
 			continue
 		}
 		accepted := "none"

@@ -66,9 +66,10 @@ func TestStrict_JSONNeedsItsMediaType_R_CONV_09(t *testing.T) {
 	expect(t, e.do("POST", "/webhooks/secret/rotate", nil, withHeader("Content-Type", "")), http.StatusOK, "")
 }
 
-// R-ERR-02: a query parameter the operation does not read is 400
-// INVALID_INPUT naming it, on lists (a misspelt filter must not return
-// everything), on single resources and on the public endpoints.
+// R-ERR-02: a query parameter the operation does not read, or one given
+// twice that is not a list, is 400 INVALID_INPUT naming it, on lists (a
+// misspelt filter must not return everything), on single resources and on
+// the public endpoints.
 func TestStrict_UnknownQueryParameters_R_ERR_02(t *testing.T) {
 	e := strictEnv(t)
 	for path, names := range map[string][]string{
@@ -80,6 +81,8 @@ func TestStrict_UnknownQueryParameters_R_ERR_02(t *testing.T) {
 		"/tokens/Token:0195a2f5-b3e7-7d02-8000-000000000001?expand=all": {"expand"},
 		"//healthz?probe=1":                                             {"probe"},
 		"/tokens?limit=%zz":                                             {"(query)"},
+		"/tokens?limit=1&limit=100&name=a&name=b":                       {"limit", "name"},
+		"/exchange-rates?sourceCurrency=USD&sourceCurrency=EUR&destinationCurrency=EUR&destinationCurrency=MXN": {"sourceCurrency"},
 	} {
 		r := e.do("GET", path, nil)
 		expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
@@ -92,6 +95,7 @@ func TestStrict_UnknownQueryParameters_R_ERR_02(t *testing.T) {
 	}
 	expect(t, e.do("DELETE", "/tokens/Token:0195a2f5-b3e7-7d02-8000-000000000001?force=true", nil), http.StatusBadRequest, "INVALID_INPUT")
 	expect(t, e.do("GET", "/tokens?limit=1&name=x", nil), http.StatusOK, "")
+	expect(t, e.do("GET", "/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=MXN", nil), http.StatusOK, "")
 }
 
 // Every route declares the query parameters it reads, and they are exactly
@@ -102,13 +106,16 @@ func TestStrict_RouteQueriesMatchTheDocument(t *testing.T) {
 	e := strictEnv(t)
 	for _, rt := range e.srv.table {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		doc, ok := openapitest.QueryParameters(method, path)
+		doc, arrays, ok := openapitest.QueryParameters(method, path)
 		if !ok {
 			continue // routes the document does not describe are checked by the harness when called
 		}
 		got, want := slices.Sorted(slices.Values(rt.query)), slices.Sorted(slices.Values(doc))
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: route declares %v, document lists %v", rt.pattern, got, want)
+		}
+		if got, want := slices.Sorted(slices.Values(rt.repeatable)), slices.Sorted(slices.Values(arrays)); !slices.Equal(got, want) {
+			t.Errorf("%s: route repeats %v, document has arrays %v", rt.pattern, got, want)
 		}
 	}
 }

@@ -26,7 +26,7 @@ var strictCases = []struct {
 
 // R-ERR-02: duplicate keys at any depth, invalid UTF-8 and lone surrogate
 // escapes are refused, not silently resolved (last key wins, U+FFFD), each
-// listed in details.errors[] with its path and constraint format (R-ERR-03).
+// listed in details.errors[] with its path.
 func TestDecode_Strict_R_ERR_02(t *testing.T) {
 	for _, c := range strictCases {
 		var s sample
