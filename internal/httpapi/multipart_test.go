@@ -64,3 +64,23 @@ func TestMultipart_TruncatedUploadsAre400(t *testing.T) {
 		}
 	})
 }
+
+// The hosted KYC form reads its upload through the same reader: a
+// truncated submission is a 400 page, not a 500, and keeps nothing.
+func TestMultipart_TruncatedKycFormIs400(t *testing.T) {
+	fileEnv(t, func(t *testing.T, e *env, dir string) {
+		cid := e.custCreate(t, custIndividual("Kit Truncated"))["id"].(string)
+		token, _ := e.kycLink(t, cid)
+		nonce := pageNonce(t, e.kycPage(t, "GET", token, nil, ""))
+		bigPNG := append(append([]byte(nil), testPNG...), bytes.Repeat([]byte{1}, 8192)...)
+		body, ct := multipartBody(t, individualForm(nonce, "Kit Truncated"), formFile{"file", "p.png", bigPNG})
+		for where, cut := range truncations(body) {
+			if r := e.kycPage(t, "POST", token, cut, ct); r.Status != http.StatusBadRequest {
+				t.Errorf("cut %s: %d %s", where, r.Status, r.Body)
+			}
+		}
+		if n := blobFiles(t, dir); n != 0 || e.documentRows(t) != 0 || e.custStatus(t, cid) != "UNVERIFIED" {
+			t.Fatalf("a truncated form changed something: %d files", n)
+		}
+	})
+}
