@@ -13,6 +13,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 )
@@ -129,4 +130,25 @@ func (f *finalBoundary) Read(b []byte) (int, error) {
 		f.tail = append(f.tail[:0], joint[max(0, len(joint)-keep):]...)
 	}
 	return n, err
+}
+
+// Text reads a text part of at most max bytes. A longer value is a
+// maxLength error and one that is not UTF-8 a format error, both on the
+// part's name; framing errors are as for Read.
+func (p *Part) Text(max int) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(p, int64(max)+1))
+	if err != nil {
+		return "", err
+	}
+	var f apierr.Fields
+	switch {
+	case len(b) > max:
+		f.Add(p.name, apierr.MaxLength, "must be at most %d bytes", max)
+	case !utf8.Valid(b):
+		f.Add(p.name, apierr.Format, "must be valid UTF-8 text")
+	}
+	if err := f.Err(); err != nil {
+		return "", err
+	}
+	return string(b), nil
 }

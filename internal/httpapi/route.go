@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
@@ -58,12 +59,14 @@ type route struct {
 	anyQuery bool
 }
 
+func invalidUTF8(s string) bool { return !utf8.ValidString(s) }
+
 // listQuery is the query of a list: limit, cursor and its filters.
 func listQuery(filters ...string) []string { return append([]string{"limit", "cursor"}, filters...) }
 
 // checkQuery refuses a query string that does not parse, any parameter the
-// route does not declare and any repeated one it does not allow to repeat,
-// each named in details.errors[].
+// route does not declare, any repeated one it does not allow to repeat and
+// any value that is not UTF-8, each named in details.errors[].
 func checkQuery(r *http.Request, rt route) error {
 	if r.URL.RawQuery == "" || rt.anyQuery {
 		return nil
@@ -77,6 +80,9 @@ func checkQuery(r *http.Request, rt route) error {
 		if slices.Contains(rt.query, name) {
 			if len(q[name]) > 1 && !slices.Contains(rt.repeatable, name) {
 				f.Add(name, apierr.MaxItems, "must be given once")
+			}
+			if slices.ContainsFunc(q[name], invalidUTF8) {
+				f.Add(name, apierr.Format, "must be valid UTF-8 text (percent-encode its UTF-8 bytes)")
 			}
 			continue
 		}

@@ -141,15 +141,15 @@ func multipartForm(r *http.Request, body io.Reader, allowed []string, fileField 
 				fields.Add(name, apierr.MaxItems, "must be sent once")
 				break
 			}
-			b, err := io.ReadAll(io.LimitReader(p, maxFormField+1))
+			v, err := p.Text(maxFormField)
+			if fe := apierr.FieldList(err); len(fe) > 0 && fe[0].Field == name {
+				fields.Add(name, fe[0].Constraint, "%s", fe[0].Message)
+				break
+			}
 			if err != nil {
 				return nil, nil, err
 			}
-			if len(b) > maxFormField {
-				fields.Add(name, apierr.MaxLength, "must be at most %d bytes", maxFormField)
-				break
-			}
-			values[name] = string(b)
+			values[name] = v
 		case name == "":
 			fields.Add("(part)", apierr.AdditionalProperties, "every part needs a name in its Content-Disposition")
 		default:

@@ -119,3 +119,32 @@ func TestStrict_RouteQueriesMatchTheDocument(t *testing.T) {
 		}
 	}
 }
+
+// R-ERR-02: text that is not UTF-8 in a query value or a multipart text
+// field is 400 INVALID_INPUT naming it; it used to reach PostgreSQL, which
+// refused it with an error answered as 500 (and SQLite stored it).
+func TestStrict_InvalidUTF8OutsideJSON_R_ERR_02(t *testing.T) {
+	fileEnv(t, func(t *testing.T, e *env, dir string) {
+		for path, name := range map[string]string{"/tokens?name=%FF": "name", "/events?type=%FF": "type",
+			"/documents?documentHolder=%FF": "documentHolder", "/transactions?reference=%FF%FE": "reference",
+			"/customers?platformCustomerId=%C3": "platformCustomerId"} {
+			r := e.do("GET", path, nil)
+			if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)[name] != "format" {
+				t.Fatalf("%s: %s", path, r.Body)
+			}
+		}
+		cid := e.custCreate(t, custIndividual("Uta Eight"))["id"].(string)
+		r := e.sendForm(t, "POST", "/documents", []string{"documentHolder", cid, "documentType", "PASSPORT", "country", "US",
+			"documentNumber", "X\xff1"}, []formFile{{"file", "p.png", testPNG}})
+		if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)["documentNumber"] != "format" {
+			t.Fatalf("%s", r.Body)
+		}
+		r = e.pdocPost(t, []pdocPart{pdocField("documentType", "INVOICE"), pdocField("customerId", "Customer:\xff"), pdocFile("i.pdf", pdocPDF)})
+		if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)["customerId"] != "format" {
+			t.Fatalf("%s", r.Body)
+		}
+		if n := blobFiles(t, dir); n != 0 || e.documentRows(t) != 0 {
+			t.Fatalf("refused uploads kept %d files", n)
+		}
+	})
+}

@@ -103,17 +103,18 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 			}
 			u.Data, u.FileName = data, p.FileName()
 		case fieldDocumentType, fieldCustomerID:
-			b, err := io.ReadAll(io.LimitReader(p, maxTextField+1))
+			v, err := p.Text(maxTextField)
+			fe := apierr.FieldList(err)
 			switch {
+			case len(fe) > 0 && fe[0].Field == name:
+				f.Add(name, fe[0].Constraint, "%s", fe[0].Message)
 			case err != nil:
 				return Upload{}, apierr.MergeFields(err, f.Err())
-			case len(b) > maxTextField:
-				f.Add(name, apierr.MaxLength, "must be at most %d bytes", maxTextField)
 			default:
 				if _, dup := values[name]; dup {
 					f.Add(name, apierr.MaxItems, "must be sent once")
 				}
-				values[name] = string(b)
+				values[name] = v
 			}
 		case "":
 			f.Add("(part)", apierr.AdditionalProperties, "every part needs a name in its Content-Disposition")
