@@ -133,7 +133,7 @@ func (f *finalBoundary) Read(b []byte) (int, error) {
 }
 
 // Text reads a text part of at most max bytes. A longer value is a
-// maxLength error and one that is not UTF-8 a format error, both on the
+// maxLength error and one that is not UTF-8 (or holds a NUL) a format error, both on the
 // part's name; framing errors are as for Read.
 func (p *Part) Text(max int) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(p, int64(max)+1))
@@ -144,8 +144,8 @@ func (p *Part) Text(max int) (string, error) {
 	switch {
 	case len(b) > max:
 		f.Add(p.name, apierr.MaxLength, "must be at most %d bytes", max)
-	case !utf8.Valid(b):
-		f.Add(p.name, apierr.Format, "must be valid UTF-8 text")
+	case !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
+		f.Add(p.name, apierr.Format, "must be UTF-8 text without NUL")
 	}
 	if err := f.Err(); err != nil {
 		return "", err

@@ -59,14 +59,15 @@ type route struct {
 	anyQuery bool
 }
 
-func invalidUTF8(s string) bool { return !utf8.ValidString(s) }
+// badText: not UTF-8, or holding a NUL, which PostgreSQL text cannot store.
+func badText(s string) bool { return !utf8.ValidString(s) || strings.ContainsRune(s, 0) }
 
 // listQuery is the query of a list: limit, cursor and its filters.
 func listQuery(filters ...string) []string { return append([]string{"limit", "cursor"}, filters...) }
 
 // checkQuery refuses a query string that does not parse, any parameter the
 // route does not declare, any repeated one it does not allow to repeat and
-// any value that is not UTF-8, each named in details.errors[].
+// any value that is not UTF-8 or holds a NUL, each named in details.errors[].
 func checkQuery(r *http.Request, rt route) error {
 	if r.URL.RawQuery == "" || rt.anyQuery {
 		return nil
@@ -81,8 +82,8 @@ func checkQuery(r *http.Request, rt route) error {
 			if len(q[name]) > 1 && !slices.Contains(rt.repeatable, name) {
 				f.Add(name, apierr.MaxItems, "must be given once")
 			}
-			if slices.ContainsFunc(q[name], invalidUTF8) {
-				f.Add(name, apierr.Format, "must be valid UTF-8 text (percent-encode its UTF-8 bytes)")
+			if slices.ContainsFunc(q[name], badText) {
+				f.Add(name, apierr.Format, "must be UTF-8 text without NUL (percent-encode its UTF-8 bytes)")
 			}
 			continue
 		}

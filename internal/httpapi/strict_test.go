@@ -24,6 +24,7 @@ func TestStrict_BodiesNameEachOffender_R_ERR_02(t *testing.T) {
 	for body, want := range map[string][]string{
 		`{"name":"a","name":"b","permissions":["VIEW"]}`:                      {"name"},
 		`{"name":"a","permissions":["VIEW"],"permissions":["TRANSACT"]}`:      {"permissions"},
+		`{"name":"a\u0000b","permissions":["VIEW"]}`:                          {"name"},
 		"{\"name\":\"caf\xe9\",\"permissions\":[\"VIEW\"]}":                   {"name"},
 		`{"name":"\ud800","permissions":["VIEW"]}`:                            {"name"},
 		`{"name":"ok","permissions":["VIEW","\udc00"]}`:                       {"permissions[1]"},
@@ -127,7 +128,7 @@ func TestStrict_InvalidUTF8OutsideJSON_R_ERR_02(t *testing.T) {
 	fileEnv(t, func(t *testing.T, e *env, dir string) {
 		for path, name := range map[string]string{"/tokens?name=%FF": "name", "/events?type=%FF": "type",
 			"/documents?documentHolder=%FF": "documentHolder", "/transactions?reference=%FF%FE": "reference",
-			"/customers?platformCustomerId=%C3": "platformCustomerId"} {
+			"/customers?platformCustomerId=%C3": "platformCustomerId", "/tokens?name=a%00b": "name"} {
 			r := e.do("GET", path, nil)
 			if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)[name] != "format" {
 				t.Fatalf("%s: %s", path, r.Body)

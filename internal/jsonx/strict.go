@@ -22,7 +22,8 @@ type frame struct {
 // checkStrict reports what encoding/json forgives in a syntactically valid
 // document: a key repeated in one object (the last would win) and strings,
 // keys included, that are not valid UTF-8 or hold a lone UTF-16 surrogate
-// escape (both would become U+FFFD). Each is a format error at its path.
+// escape (both would become U+FFFD), or a NUL (\u0000, which PostgreSQL
+// text cannot hold). Each is a format error at its path.
 func checkStrict(f *apierr.Fields, body []byte) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var stack []*frame
@@ -97,14 +98,23 @@ func checkString(f *apierr.Fields, path string, raw []byte) {
 		f.Add(path, apierr.Format, "must be valid UTF-8")
 		return
 	}
-	if loneSurrogate(raw) {
+	switch badEscape(raw) {
+	case escLoneSurrogate:
 		f.Add(path, apierr.Format, "must not hold a lone UTF-16 surrogate escape such as \\ud800 (not a character)")
+	case escNUL:
+		f.Add(path, apierr.Format, "must not contain the NUL character (\\u0000), which no text field can store")
 	}
 }
 
-// loneSurrogate reports a \uD800-\uDFFF escape that is not the high half
-// followed by the low half of a pair.
-func loneSurrogate(raw []byte) bool {
+const (
+	escOK = iota
+	escLoneSurrogate
+	escNUL
+)
+
+// badEscape reports a \u0000 escape, or a \uD800-\uDFFF escape that is not
+// the high half followed by the low half of a pair.
+func badEscape(raw []byte) int {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
 			continue
@@ -118,22 +128,24 @@ func loneSurrogate(raw []byte) bool {
 			continue
 		}
 		switch {
+		case r == 0:
+			return escNUL
 		case r >= 0xDC00 && r <= 0xDFFF:
-			return true
+			return escLoneSurrogate
 		case r >= 0xD800 && r <= 0xDBFF:
 			lo, ok := rune(0), false
 			if i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
 				lo, ok = hex4(raw, i+8)
 			}
 			if !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return true
+				return escLoneSurrogate
 			}
 			i += 11
 		default:
 			i += 5
 		}
 	}
-	return false
+	return escOK
 }
 
 func hex4(b []byte, at int) (rune, bool) {

@@ -22,10 +22,11 @@ var strictCases = []struct {
 	{`{"name":"x\udc00y"}`, "name"},
 	{`{"name":"\ud800\u0041"}`, "name"},
 	{`{"inner":{"amount":1},"tags":["\udbff"]}`, "tags[0]"},
+	{`{"name":"a\u0000b"}`, "name"},
 }
 
-// R-ERR-02: duplicate keys at any depth, invalid UTF-8 and lone surrogate
-// escapes are refused, not silently resolved (last key wins, U+FFFD), each
+// R-ERR-02: duplicate keys at any depth, invalid UTF-8, lone surrogate and
+// NUL escapes are refused, not silently resolved (last key wins, U+FFFD), each
 // listed in details.errors[] with its path.
 func TestDecode_Strict_R_ERR_02(t *testing.T) {
 	for _, c := range strictCases {
@@ -41,7 +42,7 @@ func TestDecode_Strict_R_ERR_02(t *testing.T) {
 	}
 	// Valid surrogate pairs, escaped backslashes and repeated keys in
 	// different objects are fine.
-	for _, ok := range []string{`{"name":"\ud83d\ude00"}`, `{"name":"\\ud800"}`, `{"list":[{"amount":1},{"amount":2}],"inner":{"amount":3}}`,
+	for _, ok := range []string{`{"name":"\ud83d\ude00"}`, `{"name":"\\ud800"}`, `{"name":"\\u0000"}`, `{"list":[{"amount":1},{"amount":2}],"inner":{"amount":3}}`,
 		`{"name":"café ✓"}`} {
 		var s sample
 		if err := Decode([]byte(ok), &s); err != nil {
