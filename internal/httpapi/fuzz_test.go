@@ -15,12 +15,15 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
-// fuzzServer is one server over SQLite for a fuzz target, built the way
-// newEnv builds it, with the sandbox token's Authorization header.
+// fuzzServer is one server for a fuzz target, built the way newEnv builds
+// it, with the sandbox token's Authorization header. It runs over
+// PostgreSQL when the tests have one (its text type is the stricter: no
+// NUL, only UTF-8), otherwise over SQLite.
 func fuzzServer(f *testing.F) (*Server, string) {
 	f.Helper()
 	ctx := context.Background()
-	db := storetest.OpenSQLite(f)
+	engines := storetest.Engines(f)
+	db := engines[len(engines)-1].Open(f)
 	_, created, err := platforms.Bootstrap(ctx, db)
 	if err != nil || created == nil {
 		f.Fatalf("bootstrap: %v", err)
