@@ -13,6 +13,7 @@ FAILURES = []
 def call(method, path, body=None, key=None):
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(API + path, data=data, method=method, headers={"Authorization": AUTH})
+    if data is not None: req.add_header("Content-Type", "application/json")
     if key: req.add_header("Idempotency-Key", key)
     try:
         with urllib.request.urlopen(req) as r: return r.status, json.loads(r.read() or b"null")

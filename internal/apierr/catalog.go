@@ -17,13 +17,14 @@ const (
 	CodeInternal            = "INTERNAL_ERROR"
 	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
 	CodePayloadTooLarge     = "PAYLOAD_TOO_LARGE"
+	CodeUnsupportedMedia    = "UNSUPPORTED_MEDIA_TYPE"
 	CodeNotReady            = "NOT_READY"
 )
 
 // statusOf is the code-to-status table of Part B "Errors" (rules R-ERR-07 to
 // R-ERR-22), plus the few transport codes the spec leaves unnamed
-// (METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE, and those of requests refused before
-// routing: REQUEST_HEADERS_TOO_LARGE, NOT_IMPLEMENTED, HTTP_VERSION_NOT_SUPPORTED).
+// (METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, and those of requests
+// refused before routing: REQUEST_HEADERS_TOO_LARGE, NOT_IMPLEMENTED, HTTP_VERSION_NOT_SUPPORTED).
 var statusOf = map[string]int{}
 
 func register(status int, codes ...string) {
@@ -88,6 +89,7 @@ func init() {
 		"STABLECOIN_SYMBOL_ALREADY_EXISTS", "STABLECOIN_TOKEN_IDENTIFIER_ALREADY_EXISTS")
 	register(http.StatusGone, "PAYMENT_DOCUMENT_EXPIRED")
 	register(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	register(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
 	// Transport codes of requests Go's HTTP server refuses before routing
 	// (httpapi.WrapListener).
 	register(http.StatusRequestHeaderFieldsTooLarge, "REQUEST_HEADERS_TOO_LARGE")

@@ -173,8 +173,8 @@ func TestPaymentDocuments_FormatFromContent_R_PDOC_03(t *testing.T) {
 }
 
 // R-PDOC-04: 1 to 8,000,000 bytes: 0 and 8,000,001 bytes are 400
-// INVALID_INPUT, a valid 8,000,000-byte file is 201; a body far over the
-// limit is 413 before it is read. Nothing is stored on refusal.
+// INVALID_INPUT, and so is a file far over the limit (no 413), a valid
+// 8,000,000-byte file is 201. Nothing is stored on refusal.
 func TestPaymentDocuments_SizeBounds_R_PDOC_04(t *testing.T) {
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		png := func(n int) []byte {
@@ -191,8 +191,21 @@ func TestPaymentDocuments_SizeBounds_R_PDOC_04(t *testing.T) {
 				t.Fatalf("%d bytes: %s", size, r.Body)
 			}
 		}
-		r := e.pdocPost(t, []pdocPart{pdocField("documentType", "INVOICE"), pdocFile("f.png", make([]byte, paymentdocs.MaxUploadBody+1))})
-		expect(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+		// Files longer than the route's body limit are read no further
+		// than it, and still refused as too large (R-PDOC-04), not 413.
+		for _, size := range []int{paymentdocs.MaxUploadBody + 1, 3 * paymentdocs.MaxUploadBody} {
+			r := e.pdocPost(t, []pdocPart{pdocField("documentType", "INVOICE"), pdocFile("f.png", png(size))})
+			expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
+			if fieldErrors(t, r)["file"] != "maxLength" {
+				t.Fatalf("%d bytes: %s", size, r.Body)
+			}
+		}
+		// Another part making the body too long is named instead.
+		r := e.pdocPost(t, []pdocPart{pdocField("documentType", "INVOICE"), pdocFile("f.png", pdocPNG),
+			pdocField("padding", string(make([]byte, paymentdocs.MaxUploadBody)))})
+		if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)["padding"] != "maxLength" {
+			t.Fatalf("%s", r.Body)
+		}
 		if got := e.pdocStored(t, dir); got != [2]int{0, 0} {
 			t.Fatalf("refused uploads stored %v", got)
 		}

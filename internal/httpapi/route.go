@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,12 +46,70 @@ type route struct {
 	// secret, which is never kept in clear.
 	storedBody func([]byte) []byte
 	maxBody    int64
+	// oversized, when set, answers a body longer than maxBody instead of
+	// 413: it receives the body's first maxBody bytes (memory stays bounded)
+	// and names what is too large, e.g. a file over its limit is 400
+	// INVALID_INPUT (R-PDOC-04).
+	oversized func(r *http.Request, prefix []byte) error
+	// query names every query parameter the route reads; any other is 400
+	// INVALID_INPUT, so a misspelt filter never lists everything. Lists
+	// declare theirs with listQuery.
+	query []string
+	// repeatable names the parameters of query that may be given more than
+	// once; any other given twice is 400 INVALID_INPUT, never "first wins".
+	repeatable []string
+	// anyQuery: pages people open from links (which trackers decorate)
+	// ignore parameters they do not read instead.
+	anyQuery bool
+}
+
+// badText: not UTF-8, or holding a NUL, which PostgreSQL text cannot store.
+func badText(s string) bool { return !utf8.ValidString(s) || strings.ContainsRune(s, 0) }
+
+// listQuery is the query of a list: limit, cursor and its filters.
+func listQuery(filters ...string) []string { return append([]string{"limit", "cursor"}, filters...) }
+
+// checkQuery refuses a query string that does not parse, any parameter the
+// route does not declare, any repeated one it does not allow to repeat and
+// any value that is not UTF-8 or holds a NUL, each named in details.errors[].
+func checkQuery(r *http.Request, rt route) error {
+	if r.URL.RawQuery == "" || rt.anyQuery {
+		return nil
+	}
+	var f apierr.Fields
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		f.Add("(query)", apierr.Format, "is not a valid query string: %s", strings.TrimPrefix(err.Error(), "invalid "))
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if slices.Contains(rt.query, name) {
+			if len(q[name]) > 1 && !slices.Contains(rt.repeatable, name) {
+				f.Add(name, apierr.MaxItems, "must be given once")
+			}
+			if slices.ContainsFunc(q[name], badText) {
+				f.Add(name, apierr.Format, "must be UTF-8 text without NUL (percent-encode its UTF-8 bytes)")
+			}
+			continue
+		}
+		accepted := "none"
+		if len(rt.query) > 0 {
+			accepted = strings.Join(rt.query, ", ")
+		}
+		f.Add(name, apierr.AdditionalProperties, "is not a query parameter of this endpoint (accepted: %s)", accepted)
+	}
+	return f.Err()
 }
 
 type bodyKey struct{}
 
+// maxDrain bounds how much of an oversized body is read (and discarded)
+// after its prefix, so the client, still sending, reads the answer instead
+// of a reset connection.
+const maxDrain = 64 << 20
+
 // handle registers rt on the mux, wrapped in the checks it declares.
 func (s *Server) handle(rt route) {
+	s.table = append(s.table, rt)
 	pattern := rt.pattern
 	if !rt.public {
 		method, path, _ := strings.Cut(pattern, " ")
@@ -67,6 +128,9 @@ func (s *Server) handle(rt route) {
 
 func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) error {
 	if rt.public {
+		if err := checkQuery(r, rt); err != nil {
+			return err
+		}
 		return rt.h(w, r)
 	}
 	clientID, secret, ok := r.BasicAuth()
@@ -102,18 +166,23 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	if utf8.RuneCountInString(r.Header.Get("Idempotency-Key")) > idempotency.MaxKeyLength {
 		return idemKeyError(apierr.MaxLength, fmt.Sprintf("must be at most %d characters", idempotency.MaxKeyLength))
 	}
+	if err := checkQuery(r, rt); err != nil {
+		return err
+	}
 	ctx := auth.WithPrincipal(r.Context(), p)
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
 		limit := rt.maxBody
 		if limit == 0 {
 			limit = s.opts.MaxBodyBytes
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		body, err := readBody(w, r, limit, rt.oversized != nil)
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig) && rt.oversized != nil:
+			return rt.oversized(r, body)
+		case errors.As(err, &tooBig):
 			return apierr.Newf(apierr.CodePayloadTooLarge, "Request body exceeds %d bytes", limit)
-		}
-		if err != nil {
+		case err != nil:
 			return apierr.InvalidInput("Could not read the request body")
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -124,6 +193,21 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		return s.idempotent(rt, w, r)
 	}
 	return rt.h(w, r)
+}
+
+// readBody reads up to limit bytes of the body. A longer body is a
+// *http.MaxBytesError; with keepPrefix the first limit bytes come with it
+// and up to maxDrain more are read and discarded.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, keepPrefix bool) ([]byte, error) {
+	if !keepPrefix {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil || int64(len(body)) <= limit {
+		return body, err
+	}
+	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
+	return body[:limit], &http.MaxBytesError{Limit: limit}
 }
 
 func forbiddenReason(n auth.Need) string {

@@ -18,7 +18,7 @@ func (s *Server) routes() {
 
 	// API tokens (R-TOKCFG-01..04).
 	s.handle(route{pattern: "POST /tokens", need: auth.NeedWrite, idempotent: true, storedBody: withoutClientSecret, h: s.createToken})
-	s.handle(route{pattern: "GET /tokens", need: auth.NeedView, h: s.listTokens})
+	s.handle(route{pattern: "GET /tokens", need: auth.NeedView, query: listQuery("name", "createdAfter", "createdBefore", "updatedAfter", "updatedBefore"), h: s.listTokens})
 	s.handle(route{pattern: "GET /tokens/{tokenId}", need: auth.NeedView, h: s.getToken})
 	s.handle(route{pattern: "DELETE /tokens/{tokenId}", need: auth.NeedWrite, h: s.deleteToken})
 

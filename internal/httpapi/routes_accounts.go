@@ -21,8 +21,8 @@ func init() { routeGroups = append(routeGroups, (*Server).accountRoutes) }
 // routes_statements.go.
 func (s *Server) accountRoutes() {
 	h := &accountHandlers{s: s, svc: s.accountService()}
-	s.handle(route{pattern: "GET /customers/internal-accounts", need: auth.NeedView, h: h.list(false)})
-	s.handle(route{pattern: "GET /platform/internal-accounts", need: auth.NeedView, h: h.list(true)})
+	s.handle(route{pattern: "GET /customers/internal-accounts", need: auth.NeedView, query: listQuery("type", "currency", "customerId"), h: h.list(false)})
+	s.handle(route{pattern: "GET /platform/internal-accounts", need: auth.NeedView, query: listQuery("type", "currency"), h: h.list(true)})
 	s.handle(route{pattern: "POST /internal-accounts", need: auth.NeedWrite, idempotent: true, replayStatus: http.StatusOK, h: h.create})
 	s.handle(route{pattern: "POST /sandbox/internal-accounts/{accountId}/fund", need: auth.NeedMoney, idempotent: true, h: h.fund})
 }

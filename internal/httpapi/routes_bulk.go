@@ -3,15 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/bulkimport"
+	"github.com/paymentsd/paymentsd/internal/formdata"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
 )
 
@@ -44,7 +43,7 @@ func (h *bulkHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 	// First check the form's shape (one file, nothing else), then start the
 	// job from the file: the body is in memory, so reading it twice is cheap
 	// and a malformed form never leaves a job behind.
-	_, fields, err := multipartForm(r, bytes.NewReader(bodyOf(r)), nil, "file", func(p *multipart.Part) error {
+	_, fields, err := multipartForm(r, bytes.NewReader(bodyOf(r)), nil, "file", func(p *formdata.Part) error {
 		_, err := io.Copy(io.Discard, p)
 		return err
 	})
@@ -55,7 +54,7 @@ func (h *bulkHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var accepted bulkimport.Accepted
-	err = eachFilePart(r, bodyOf(r), "file", func(p *multipart.Part) error {
+	err = eachFilePart(bytes.NewReader(bodyOf(r)), r.Header.Get("Content-Type"), "file", func(p *formdata.Part) error {
 		accepted, err = parts.bulk.Start(r.Context(), principal(r).Tenant, p, p.FileName())
 		return err
 	})
@@ -68,15 +67,15 @@ func (h *bulkHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 }
 
 // eachFilePart calls fn with the multipart body's parts named name.
-func eachFilePart(r *http.Request, body []byte, name string, fn func(p *multipart.Part) error) error {
-	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil {
-		return err
+func eachFilePart(body io.Reader, contentType, name string, fn func(p *formdata.Part) error) error {
+	boundary, ok := formdata.Boundary(contentType)
+	if !ok {
+		return apierr.InvalidInput("The request body must be multipart/form-data (with a boundary)")
 	}
-	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	mr := formdata.NewReader(body, boundary)
 	for {
 		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { //nolint:errorlint // formdata returns a bare io.EOF at the end
 			return nil
 		}
 		if err != nil {

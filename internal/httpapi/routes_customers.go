@@ -23,7 +23,7 @@ func init() { routeGroups = append(routeGroups, (*Server).customerRoutes) }
 func (s *Server) customerRoutes() {
 	h := &customerHandlers{s: s, svc: s.customerService()}
 	s.handle(route{pattern: "POST /customers", need: auth.NeedWrite, idempotent: true, h: h.create})
-	s.handle(route{pattern: "GET /customers", need: auth.NeedView, h: h.list})
+	s.handle(route{pattern: "GET /customers", need: auth.NeedView, query: listQuery("platformCustomerId", "customerType", "region", "currency", "createdAfter", "createdBefore", "updatedAfter", "updatedBefore"), h: h.list})
 	s.handle(route{pattern: "GET /customers/{customerId}", need: auth.NeedView, h: h.get})
 	s.handle(route{pattern: "PATCH /customers/{customerId}", need: auth.NeedWrite, h: h.update})
 	s.handle(route{pattern: "DELETE /customers/{customerId}", need: auth.NeedWrite, h: h.delete})
@@ -36,11 +36,11 @@ func (s *Server) customerRoutes() {
 	s.handle(route{pattern: "POST /customers/{customerId}/verify-phone/confirm", need: auth.NeedWrite, h: h.confirmCode(customers.ChannelPhone)})
 
 	s.handle(route{pattern: "POST /verifications", need: auth.NeedWrite, idempotent: true, h: h.submitVerification})
-	s.handle(route{pattern: "GET /verifications", need: auth.NeedView, h: h.listVerifications})
+	s.handle(route{pattern: "GET /verifications", need: auth.NeedView, query: listQuery("customerId", "verificationStatus"), h: h.listVerifications})
 	s.handle(route{pattern: "GET /verifications/{verificationId}", need: auth.NeedView, h: h.getVerification})
 
 	s.handle(route{pattern: "POST /beneficial-owners", need: auth.NeedWrite, idempotent: true, h: h.createOwner})
-	s.handle(route{pattern: "GET /beneficial-owners", need: auth.NeedView, h: h.listOwners})
+	s.handle(route{pattern: "GET /beneficial-owners", need: auth.NeedView, query: listQuery("customerId"), h: h.listOwners})
 	s.handle(route{pattern: "GET /beneficial-owners/{beneficialOwnerId}", need: auth.NeedView, h: h.getOwner})
 	s.handle(route{pattern: "PATCH /beneficial-owners/{beneficialOwnerId}", need: auth.NeedWrite, h: h.updateOwner})
 	s.handle(route{pattern: "DELETE /beneficial-owners/{beneficialOwnerId}", need: auth.NeedWrite, h: h.deleteOwner})

@@ -2,10 +2,7 @@ package httpapi
 
 import (
 	"bytes"
-	"errors"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,6 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/blobstore"
 	"github.com/paymentsd/paymentsd/internal/bulkimport"
 	"github.com/paymentsd/paymentsd/internal/customers"
+	"github.com/paymentsd/paymentsd/internal/formdata"
 	"github.com/paymentsd/paymentsd/internal/kyclink"
 )
 
@@ -31,7 +29,7 @@ const documentMaxBody = customers.MaxDocumentBytes + 1<<20
 func (s *Server) documentRoutes() {
 	h := &documentHandlers{s: s}
 	s.handle(route{pattern: "POST /documents", need: auth.NeedWrite, idempotent: true, maxBody: documentMaxBody, h: h.upload})
-	s.handle(route{pattern: "GET /documents", need: auth.NeedView, h: h.list})
+	s.handle(route{pattern: "GET /documents", need: auth.NeedView, query: listQuery("documentHolder"), h: h.list})
 	s.handle(route{pattern: "GET /documents/{documentId}", need: auth.NeedView, h: h.get})
 	s.handle(route{pattern: "PUT /documents/{documentId}", need: auth.NeedWrite, maxBody: documentMaxBody, h: h.replace})
 	s.handle(route{pattern: "DELETE /documents/{documentId}", need: auth.NeedWrite, h: h.delete})
@@ -99,28 +97,26 @@ const maxFormField = 4096
 // multipartForm walks a multipart/form-data body. Text fields named in
 // allowed land in the returned map (each at most once); the part named
 // fileField goes to onFile (at most once). Every other problem is a field
-// error in fields; err is set only when the body is not multipart at all.
+// error in fields; err is set when the body is not multipart at all or its
+// framing is broken (formdata: 400 INVALID_INPUT, or the body's
+// *http.MaxBytesError).
 func multipartForm(r *http.Request, body io.Reader, allowed []string, fileField string,
-	onFile func(p *multipart.Part) error) (values map[string]string, fields *apierr.Fields, err error) {
+	onFile func(p *formdata.Part) error) (values map[string]string, fields *apierr.Fields, err error) {
 	fields = &apierr.Fields{}
 	values = map[string]string{}
-	mt, params, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if perr != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+	boundary, ok := formdata.Boundary(r.Header.Get("Content-Type"))
+	if !ok {
 		return nil, nil, apierr.InvalidInput("The request body must be multipart/form-data (with a boundary), the file in field `" + fileField + "`")
 	}
-	mr := multipart.NewReader(body, params["boundary"])
+	mr := formdata.NewReader(body, boundary)
 	files := 0
 	for {
 		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { //nolint:errorlint // formdata returns a bare io.EOF at the end
 			break
 		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, nil, err
-		}
 		if err != nil {
-			return nil, nil, apierr.InvalidInput("Malformed multipart body: " + err.Error())
+			return nil, nil, err
 		}
 		name := p.FormName()
 		switch {
@@ -145,19 +141,15 @@ func multipartForm(r *http.Request, body io.Reader, allowed []string, fileField 
 				fields.Add(name, apierr.MaxItems, "must be sent once")
 				break
 			}
-			b, err := io.ReadAll(io.LimitReader(p, maxFormField+1))
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return nil, nil, err
-			}
-			if err != nil {
-				return nil, nil, apierr.InvalidInput("Malformed multipart body: " + err.Error())
-			}
-			if len(b) > maxFormField {
-				fields.Add(name, apierr.MaxLength, "must be at most %d bytes", maxFormField)
+			v, err := p.Text(maxFormField)
+			if fe := apierr.FieldList(err); len(fe) > 0 && fe[0].Field == name {
+				fields.Add(name, fe[0].Constraint, "%s", fe[0].Message)
 				break
 			}
-			values[name] = string(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			values[name] = v
 		case name == "":
 			fields.Add("(part)", apierr.AdditionalProperties, "every part needs a name in its Content-Disposition")
 		default:
@@ -186,7 +178,7 @@ func opt(values map[string]string, name string) *string {
 func (h *documentHandlers) readDocumentForm(r *http.Request, parts *fileParts, allowed []string,
 	validate func(values map[string]string) error) (map[string]string, customers.StoredFile, error) {
 	var stored customers.StoredFile
-	values, fields, err := multipartForm(r, bytes.NewReader(bodyOf(r)), allowed, "file", func(p *multipart.Part) error {
+	values, fields, err := multipartForm(r, bytes.NewReader(bodyOf(r)), allowed, "file", func(p *formdata.Part) error {
 		f, err := parts.docs.StoreFile(r.Context(), p, p.FileName())
 		if err == nil {
 			stored = f

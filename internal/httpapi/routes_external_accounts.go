@@ -27,7 +27,7 @@ const LivenessPagePath = "/verify/liveness/"
 func (s *Server) externalAccountRoutes() {
 	h := &externalAccountHandlers{s: s, svc: s.externalAccountService()}
 	s.handle(route{pattern: "POST /customers/external-accounts", need: auth.NeedWrite, idempotent: true, h: h.create})
-	s.handle(route{pattern: "GET /customers/external-accounts", need: auth.NeedView, h: h.list(false)})
+	s.handle(route{pattern: "GET /customers/external-accounts", need: auth.NeedView, query: listQuery("accountType", "status", "currency", "customerId"), h: h.list(false)})
 	s.handle(route{pattern: "GET /customers/external-accounts/{externalAccountId}", need: auth.NeedView, h: h.get(false)})
 	s.handle(route{pattern: "DELETE /customers/external-accounts/{externalAccountId}", need: auth.NeedWrite, h: h.delete(false)})
 	s.handle(route{pattern: "POST /customers/external-accounts/{externalAccountId}/trust", need: auth.NeedWrite, h: h.startTrust(false)})
@@ -38,14 +38,15 @@ func (s *Server) externalAccountRoutes() {
 	s.handle(route{pattern: "POST /customers/external-accounts/{externalAccountId}/verify", need: auth.NeedWrite, h: h.verify(false)})
 
 	s.handle(route{pattern: "POST /platform/external-accounts", need: auth.NeedWrite, idempotent: true, h: h.createPlatform})
-	s.handle(route{pattern: "GET /platform/external-accounts", need: auth.NeedView, h: h.list(true)})
+	s.handle(route{pattern: "GET /platform/external-accounts", need: auth.NeedView, query: listQuery("accountType", "status", "currency"), h: h.list(true)})
 	s.handle(route{pattern: "GET /platform/external-accounts/{externalAccountId}", need: auth.NeedView, h: h.get(true)})
 	s.handle(route{pattern: "DELETE /platform/external-accounts/{externalAccountId}", need: auth.NeedWrite, h: h.delete(true)})
 	s.handle(route{pattern: "POST /platform/external-accounts/{externalAccountId}/challenge", need: auth.NeedWrite, h: h.challenge(true)})
 	s.handle(route{pattern: "POST /platform/external-accounts/{externalAccountId}/verify", need: auth.NeedWrite, h: h.verify(true)})
 
-	s.handle(route{pattern: "GET /verify/liveness/{token}", public: true, h: h.livenessPage})
-	s.handle(route{pattern: "POST /verify/liveness/{token}", public: true, h: h.livenessSubmit})
+	// Pages people open from a link: parameters a tracker adds are ignored.
+	s.handle(route{pattern: "GET /verify/liveness/{token}", public: true, anyQuery: true, h: h.livenessPage})
+	s.handle(route{pattern: "POST /verify/liveness/{token}", public: true, anyQuery: true, h: h.livenessSubmit})
 }
 
 // externalAccountServices holds each server's external accounts service, so

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"log/slog"
-	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/customers"
+	"github.com/paymentsd/paymentsd/internal/formdata"
 	"github.com/paymentsd/paymentsd/internal/kyclink"
 )
 
@@ -22,8 +22,10 @@ func init() { routeGroups = append(routeGroups, (*Server).kycLinkRoutes) }
 func (s *Server) kycLinkRoutes() {
 	h := &kycLinkHandlers{s: s}
 	s.handle(route{pattern: "POST /customers/{customerId}/kyc-link", need: auth.NeedWrite, idempotent: true, h: h.create})
-	s.handle(route{pattern: "GET /kyc", public: true, h: h.page}) // kyclink.PagePath
-	s.handle(route{pattern: "POST /kyc", public: true, h: h.submit})
+	// Pages people open from a link: parameters a mail client or tracker
+	// adds to it are ignored (anyQuery), only token is read.
+	s.handle(route{pattern: "GET /kyc", public: true, query: []string{"token"}, anyQuery: true, h: h.page}) // kyclink.PagePath
+	s.handle(route{pattern: "POST /kyc", public: true, query: []string{"token"}, anyQuery: true, h: h.submit})
 }
 
 type kycLinkHandlers struct{ s *Server }
@@ -167,7 +169,7 @@ func (h *kycLinkHandlers) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	body := http.MaxBytesReader(w, r.Body, documentMaxBody)
 	var stored customers.StoredFile
-	values, fields, err := multipartForm(r, body, allowed, kyclink.FieldFile, func(p *multipart.Part) error {
+	values, fields, err := multipartForm(r, body, allowed, kyclink.FieldFile, func(p *formdata.Part) error {
 		f, err := parts.docs.StoreFile(ctx, p, p.FileName())
 		if err == nil {
 			stored = f

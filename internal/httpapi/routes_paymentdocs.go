@@ -16,7 +16,10 @@ func init() { routeGroups = append(routeGroups, (*Server).paymentDocumentRoutes)
 // PaymentDocuments).
 func (s *Server) paymentDocumentRoutes() {
 	h := &paymentDocumentHandlers{s: s}
-	s.handle(route{pattern: "POST /payment-documents", need: auth.NeedWrite, idempotent: true, maxBody: paymentdocs.MaxUploadBody, h: h.upload})
+	s.handle(route{pattern: "POST /payment-documents", need: auth.NeedWrite, idempotent: true, maxBody: paymentdocs.MaxUploadBody,
+		oversized: func(r *http.Request, prefix []byte) error {
+			return paymentdocs.ParseOversizedUpload(r.Header.Get("Content-Type"), prefix)
+		}, h: h.upload})
 	s.handle(route{pattern: "GET /payment-documents/{paymentDocumentId}", need: auth.NeedView, h: h.get})
 }
 

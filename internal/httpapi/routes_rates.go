@@ -21,7 +21,7 @@ func init() { routeGroups = append(routeGroups, (*Server).rateRoutes) }
 
 // rateRoutes: exchange rates (R-RATE-01..07).
 func (s *Server) rateRoutes() {
-	s.handle(route{pattern: "GET /exchange-rates", need: auth.NeedView, h: s.exchangeRates})
+	s.handle(route{pattern: "GET /exchange-rates", need: auth.NeedView, query: []string{"sourceCurrency", "destinationCurrency", "sendingAmount"}, repeatable: []string{"destinationCurrency"}, h: s.exchangeRates})
 }
 
 // DefaultSendingAmount is the sendingAmount of GET /exchange-rates when the

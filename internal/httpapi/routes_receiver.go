@@ -11,7 +11,7 @@ func init() { routeGroups = append(routeGroups, (*Server).receiverRoutes) }
 // receiverRoutes: receiver lookup for external accounts (Part B "Quotes and
 // transfers"; the UMA lookup is not served yet).
 func (s *Server) receiverRoutes() {
-	s.handle(route{pattern: "GET /receiver/external-account/{accountId}", need: auth.NeedView, h: s.lookupExternalAccount})
+	s.handle(route{pattern: "GET /receiver/external-account/{accountId}", need: auth.NeedView, query: []string{"customerId", "sendingCurrency"}, h: s.lookupExternalAccount})
 }
 
 func (s *Server) lookupExternalAccount(w http.ResponseWriter, r *http.Request) error {

@@ -18,7 +18,7 @@ func init() { routeGroups = append(routeGroups, (*Server).statementRoutes) }
 // monthly statement receipts (R-STMT-*).
 func (s *Server) statementRoutes() {
 	h := &statementHandlers{s: s, svc: s.accountService()}
-	s.handle(route{pattern: "GET /internal-accounts/{id}/balance-changes", need: auth.NeedView, h: h.balanceChanges})
+	s.handle(route{pattern: "GET /internal-accounts/{id}/balance-changes", need: auth.NeedView, query: listQuery("startDate", "endDate"), h: h.balanceChanges})
 	s.handle(route{pattern: "POST /internal-accounts/{id}/confirm-statement", need: auth.NeedWrite, h: h.confirm})
 }
 

@@ -16,7 +16,7 @@ func init() { routeGroups = append(routeGroups, (*Server).transactionRoutes) }
 // (R-TXN-01..04).
 func (s *Server) transactionRoutes() {
 	h := &transactionHandlers{s: s, svc: &transactions.Service{DB: s.db}}
-	s.handle(route{pattern: "GET /transactions", need: auth.NeedView, h: h.list})
+	s.handle(route{pattern: "GET /transactions", need: auth.NeedView, query: listQuery("customerId", "platformCustomerId", "accountIdentifier", "senderAccountIdentifier", "receiverAccountIdentifier", "reference", "cardId", "type", "status", "startDate", "endDate", "createdAfter", "createdBefore", "sortOrder"), h: h.list})
 	s.handle(route{pattern: "GET /transactions/{transactionId}", need: auth.NeedView, h: h.get})
 }
 

@@ -23,7 +23,7 @@ type webhookHandlers struct {
 
 func (s *Server) webhookRoutes() {
 	h := &webhookHandlers{svc: webhooks.NewService(s.db, s.log, webhooks.ServiceOptions{Guard: s.guard}), cursors: s.cursors}
-	s.handle(route{pattern: "GET /events", need: auth.NeedView, h: h.listEvents})
+	s.handle(route{pattern: "GET /events", need: auth.NeedView, query: listQuery("type", "resourceId", "createdAfter", "createdBefore"), h: h.listEvents})
 	s.handle(route{pattern: "GET /events/{eventId}", need: auth.NeedView, h: h.getEvent})
 	s.handle(route{pattern: "POST /events/{eventId}/redeliver", need: auth.NeedWrite, h: h.redeliver})
 	// The secrets let their holder forge deliveries, so reading them needs

@@ -37,6 +37,7 @@ func Decode(body []byte, v any) error {
 		return apierr.InvalidInput("The request body must be a JSON object")
 	}
 	var f apierr.Fields
+	checkStrict(&f, trimmed)
 	clean := walk(&f, "", generic, reflect.TypeOf(v).Elem())
 	if f.Len() > 0 {
 		// Decode what was valid so the caller can validate it too and answer

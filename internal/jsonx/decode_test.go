@@ -1,9 +1,12 @@
 package jsonx
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 )
@@ -113,20 +116,44 @@ func TestDecode_CaseSensitiveKeys(t *testing.T) {
 	}
 }
 
+// FuzzDecode: whatever the body, Decode never panics and fails only with
+// 400 INVALID_INPUT; what it accepts has no repeated key, invalid UTF-8 or
+// lone surrogate (checked independently by re-reading the body). Seeded
+// with the strict cases of issue 16.
 func FuzzDecode(f *testing.F) {
-	for _, seed := range []string{`{}`, `{"name":"a","inner":{"amount":1}}`, `{"list":[{"amount":1},{}]}`, `{"clear":null}`, `[`, ``} {
+	for _, seed := range []string{`{}`, `{"name":"a","inner":{"amount":1}}`, `{"list":[{"amount":1},{}]}`, `{"clear":null}`, `[`, ``,
+		`{"when":"2025-10-13T09:30:00Z","amt":9223372036854775808}`, `{"name":"\ud83d\ude00"}`, `{"name":"\\ud800"}`} {
 		f.Add(seed)
+	}
+	for _, c := range strictCases {
+		f.Add(c.body)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		var s sample
 		err := Decode([]byte(body), &s)
 		if err != nil {
-			if e, ok := apierr.From(err); !ok || e.Status != 400 {
-				t.Fatalf("non-400 error %v", err)
+			if e, ok := apierr.From(err); !ok || e.Status != 400 || e.Code != apierr.CodeInvalidInput {
+				t.Fatalf("not a 400 INVALID_INPUT: %v", err)
 			}
 			if strings.TrimSpace(body) == "" {
 				t.Fatal("empty body must decode")
 			}
+			return
+		}
+		if !utf8.ValidString(body) {
+			t.Fatalf("accepted invalid UTF-8: %q", body)
+		}
+		// encoding/json turns a lone surrogate into U+FFFD: an accepted
+		// body has none it did not send itself.
+		var generic any
+		if json.Unmarshal([]byte(body), &generic) == nil && strings.ContainsRune(fmt.Sprint(generic), utf8.RuneError) &&
+			!strings.ContainsRune(body, utf8.RuneError) && !strings.Contains(strings.ToLower(body), `\ufffd`) {
+			t.Fatalf("accepted a replaced character: %q", body)
+		}
+		var f apierr.Fields
+		checkStrict(&f, []byte(strings.TrimSpace(body)))
+		if f.Len() > 0 {
+			t.Fatalf("accepted %q: %v", body, f.Err())
 		}
 	})
 }

@@ -1,5 +1,6 @@
 // Package jsonx decodes request bodies strictly: malformed JSON, unknown
-// fields and wrongly typed values are reported together, each with its path,
+// fields, wrongly typed values, keys repeated in one object, invalid UTF-8
+// and lone surrogate escapes are reported together, each with its path,
 // before anything reaches a service.
 package jsonx
 

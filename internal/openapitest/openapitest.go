@@ -266,3 +266,31 @@ func truncate(b []byte, n int) string {
 	}
 	return string(b[:n]) + "… (" + strconv.Itoa(len(b)) + " bytes)"
 }
+
+// QueryParameters lists the query parameters the document gives the
+// operation at method and path (a pattern such as /tokens/{tokenId}, without
+// the version prefix), and those of them that are arrays (repeatable), or
+// reports false when it has no such operation.
+func QueryParameters(method, path string) (names, arrays []string, ok bool) {
+	s := load()
+	if s.err != nil || s.doc.Paths.Find(path) == nil {
+		return nil, nil, false
+	}
+	item := s.doc.Paths.Find(path)
+	op := item.GetOperation(strings.ToUpper(method))
+	if op == nil {
+		return nil, nil, false
+	}
+	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, p := range list {
+			if p.Value == nil || p.Value.In != openapi3.ParameterInQuery || slices.Contains(names, p.Value.Name) {
+				continue
+			}
+			names = append(names, p.Value.Name)
+			if sc := p.Value.Schema; sc != nil && sc.Value != nil && sc.Value.Type.Is(openapi3.TypeArray) {
+				arrays = append(arrays, p.Value.Name)
+			}
+		}
+	}
+	return names, arrays, true
+}

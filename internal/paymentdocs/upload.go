@@ -2,15 +2,13 @@ package paymentdocs
 
 import (
 	"bytes"
-	"errors"
-	"github.com/paymentsd/paymentsd/internal/docformat"
 	"io"
-	"mime"
-	"mime/multipart"
 	"slices"
 	"strings"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/docformat"
+	"github.com/paymentsd/paymentsd/internal/formdata"
 )
 
 // File limits (R-PDOC-03, R-PDOC-04).
@@ -21,8 +19,9 @@ const (
 
 // MaxUploadBody is the request-body limit of POST /payment-documents: the
 // largest file plus room for the multipart envelope and the text fields. A
-// file over MaxFileBytes inside it is 400 INVALID_INPUT; a larger body is
-// refused by the HTTP layer before it is read (413).
+// file over MaxFileBytes is 400 INVALID_INPUT whatever its size (R-PDOC-04):
+// inside the limit ParseUpload says so, beyond it ParseOversizedUpload, from
+// the body's first MaxUploadBody bytes.
 const MaxUploadBody = MaxFileBytes + 64<<10
 
 // Detected content types: the only formats accepted.
@@ -66,8 +65,8 @@ type Upload struct {
 // here. contentType is the request's Content-Type header.
 func ParseUpload(contentType string, body []byte) (Upload, error) {
 	var f apierr.Fields
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+	boundary, ok := formdata.Boundary(contentType)
+	if !ok {
 		f.Add(fieldFile, apierr.Required,
 			"send the request as multipart/form-data (with a boundary), the file in field `file`")
 		return Upload{}, f.Err()
@@ -75,15 +74,14 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 	var u Upload
 	values := map[string]string{}
 	files, parts := 0, 0
-	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	mr := formdata.NewReader(bytes.NewReader(body), boundary)
 	for {
 		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { //nolint:errorlint // formdata returns a bare io.EOF at the end
 			break
 		}
 		if err != nil {
-			f.Add(fieldFile, apierr.Format, "the multipart body is malformed: %v", err)
-			return Upload{}, f.Err()
+			return Upload{}, apierr.MergeFields(err, f.Err())
 		}
 		parts++
 		if parts > maxParts {
@@ -101,22 +99,22 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 			}
 			data, err := io.ReadAll(io.LimitReader(p, MaxFileBytes+1))
 			if err != nil {
-				f.Add(fieldFile, apierr.Format, "could not be read: %v", err)
-				break
+				return Upload{}, apierr.MergeFields(err, f.Err())
 			}
 			u.Data, u.FileName = data, p.FileName()
 		case fieldDocumentType, fieldCustomerID:
-			b, err := io.ReadAll(io.LimitReader(p, maxTextField+1))
+			v, err := p.Text(maxTextField)
+			fe := apierr.FieldList(err)
 			switch {
+			case len(fe) > 0 && fe[0].Field == name:
+				f.Add(name, fe[0].Constraint, "%s", fe[0].Message)
 			case err != nil:
-				f.Add(name, apierr.Format, "could not be read: %v", err)
-			case len(b) > maxTextField:
-				f.Add(name, apierr.MaxLength, "must be at most %d bytes", maxTextField)
+				return Upload{}, apierr.MergeFields(err, f.Err())
 			default:
 				if _, dup := values[name]; dup {
 					f.Add(name, apierr.MaxItems, "must be sent once")
 				}
-				values[name] = string(b)
+				values[name] = v
 			}
 		case "":
 			f.Add("(part)", apierr.AdditionalProperties, "every part needs a name in its Content-Disposition")
@@ -159,4 +157,47 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 	}
 	u.FileName = docformat.CleanFileName(u.FileName, u.ContentType, maxFileNameLen)
 	return u, nil
+}
+
+// ParseOversizedUpload explains a POST /payment-documents body longer than
+// MaxUploadBody, given its first MaxUploadBody bytes: the HTTP layer keeps
+// no more, so memory stays bounded, yet the client learns that its file is
+// over MaxFileBytes (400 INVALID_INPUT, R-PDOC-04) or, when another part
+// made the body too long, which one. It always returns an error.
+func ParseOversizedUpload(contentType string, prefix []byte) error {
+	var f apierr.Fields
+	tooLong := func(field string) error {
+		f.Add(field, apierr.MaxLength, "makes the request body longer than %d bytes; upload one file of %d to %d bytes",
+			MaxUploadBody, MinFileBytes, MaxFileBytes)
+		return f.Err()
+	}
+	boundary, ok := formdata.Boundary(contentType)
+	if !ok {
+		return tooLong(formdata.BodyField)
+	}
+	mr := formdata.NewReader(bytes.NewReader(prefix), boundary)
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			// The prefix ends between parts or inside a header: the body
+			// as a whole is too long.
+			return tooLong(formdata.BodyField)
+		}
+		limit := int64(maxTextField)
+		if p.FormName() == fieldFile {
+			limit = MaxFileBytes
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(p, limit+1))
+		switch {
+		case n > limit && p.FormName() == fieldFile:
+			f.Add(fieldFile, apierr.MaxLength, "must be at most %d bytes", MaxFileBytes)
+			return f.Err()
+		case n > limit || err != nil:
+			name := p.FormName()
+			if name == "" {
+				name = formdata.BodyField
+			}
+			return tooLong(name)
+		}
+	}
 }

@@ -217,3 +217,27 @@ func TestParseUpload_FileName_R_PDOC_06(t *testing.T) {
 		}
 	}
 }
+
+// R-PDOC-04: a body longer than MaxUploadBody, seen through its first
+// MaxUploadBody bytes, is still a file over the limit (400 INVALID_INPUT,
+// maxLength on file), or names the other part that makes it too long.
+func TestParseOversizedUpload_R_PDOC_04(t *testing.T) {
+	for _, tc := range []struct {
+		parts []string // name, value pairs
+		field string
+	}{
+		{[]string{"documentType", "INVOICE", "file", string(make([]byte, 2*MaxUploadBody))}, "file"},
+		{[]string{"file", "%PDF-", "notes", string(make([]byte, 2*MaxUploadBody))}, "notes"},
+	} {
+		var b bytes.Buffer
+		w := multipart.NewWriter(&b)
+		for i := 0; i < len(tc.parts); i += 2 {
+			_ = w.WriteField(tc.parts[i], tc.parts[i+1])
+		}
+		_ = w.Close()
+		err := ParseOversizedUpload(w.FormDataContentType(), b.Bytes()[:MaxUploadBody])
+		if f := fieldsOf(t, err); f[tc.field] != apierr.MaxLength || len(f) != 1 {
+			t.Fatalf("%s: %v", tc.field, err)
+		}
+	}
+}
