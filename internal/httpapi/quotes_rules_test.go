@@ -54,7 +54,9 @@ func TestQuotes_Refusals_ChangeNothing(t *testing.T) {
 			delete(body, field)
 			return body
 		}
-		railTo := func(rail string) cobj { return cobj{"destinationType": "ACCOUNT", "accountId": ext, "paymentRail": rail} }
+		railTo := func(rail string) cobj {
+			return cobj{"destinationType": "ACCOUNT", "accountId": ext, "paymentRail": rail}
+		}
 
 		t.Run("R-QUOTE-41 no webhook endpoint is 400 WEBHOOK_ENDPOINT_NOT_SET", func(t *testing.T) {
 			e.qtRefusal(t, a, qtBody(src, dst, "SENDING", 1000), 400, "WEBHOOK_ENDPOINT_NOT_SET")
