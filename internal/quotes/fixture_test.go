@@ -29,18 +29,18 @@ import (
 // pricing engine. Only what belongs to other capabilities is injected: the
 // end-user terms decision (accepted) and the rails hand-off (payouts).
 type fx struct {
-	t        *testing.T
-	ctx      context.Context
-	db       *store.DB
-	tn       store.Tenant
-	svc      *Service
-	led      *ledger.Service
-	cust     *customers.Service
-	acc      *accounts.Service
-	now      time.Time
-	mu       sync.Mutex
-	accepted map[string]bool
-	payouts  []rails.Payout
+	t         *testing.T
+	ctx       context.Context
+	db        *store.DB
+	tn        store.Tenant
+	svc       *Service
+	led       *ledger.Service
+	cust      *customers.Service
+	acc       *accounts.Service
+	now       time.Time
+	mu        sync.Mutex
+	accepted  map[string]bool
+	payouts   []rails.Payout
 	submitErr error
 }
 
