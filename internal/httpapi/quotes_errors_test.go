@@ -127,12 +127,12 @@ func TestQuotes_Expiry_R_QUOTE_24_R_QUOTE_25_R_QUOTE_26(t *testing.T) {
 	})
 }
 
-// R-QUOTE-04, 28, 31 (quote side): a REALTIME_FUNDING customer source is
+// R-QUOTE-04, R-QUOTE-28, R-QUOTE-31 (quote side): a REALTIME_FUNDING customer source is
 // funded through paymentInstructions (the customer's account funding
 // instructions); execute is refused; when the funds arrive (the rails'
 // sandbox deposit credits the funding account and calls ExecuteFunded in
 // the same database transaction) the quote proceeds without execute.
-func TestQuotes_PaymentInstructionsSource_R_QUOTE_04_28(t *testing.T) {
+func TestQuotes_PaymentInstructionsSource(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		dst := e.qtAccountID(t, b, "USD")
