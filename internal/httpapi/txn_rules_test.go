@@ -309,3 +309,40 @@ func TestTransactions_Incoming_R_TXN_14_R_TXN_15_R_TXN_17_R_TXN_26(t *testing.T)
 		}
 	})
 }
+
+// A crypto payout to an external wallet settles ONCHAIN.
+// R-TXN-18: the on-chain hash is on destination.railDetails (ONCHAIN, with
+// its network), not in reconciliationInstructions.
+// R-TXN-24: the deprecated onChainTransaction (transactionHash, network) is
+// still populated alongside railDetails, with the same values.
+func TestPayouts_Onchain_R_TXN_18_R_TXN_24(t *testing.T) {
+	railsFactorZero(t)
+	eachEnv(t, func(t *testing.T, e *env) {
+		a, _ := e.qtSetup(t, "USD", "USDC")
+		src := e.qtAccountID(t, a, "USD")
+		expect(t, e.qdo("POST", "/sandbox/internal-accounts/"+src+"/fund", cobj{"amount": 1_000_000}), http.StatusOK, "")
+		addr := eaEVMSigner(t, "ETHEREUM_WALLET", "USDC").info[1].(string)
+		w := e.eaCreate(t, eaCustomers, eaWallet(a, "ETHEREUM_WALLET", "USDC", "", "address", addr), jsonBody)
+		q := e.qtQuote(t, cobj{"source": cobj{"sourceType": "ACCOUNT", "accountId": src},
+			"destination":        cobj{"destinationType": "ACCOUNT", "accountId": w["id"]},
+			"lockedCurrencySide": "SENDING", "lockedCurrencyAmount": 10_000, "immediatelyExecute": true}, jsonBody)
+		e.railsDrain(t)
+		x, r := e.txGet(t, q["transactionId"].(string))
+		d := railDetailsOf(t, x, "destination")
+		hash, _ := d["transactionHash"].(string)
+		if x["status"] != "COMPLETED" || d["paymentRail"] != "ONCHAIN" || !strings.HasPrefix(hash, "0x") || d["network"] != "ETHEREUM" {
+			t.Fatalf("%s", r.Body)
+		}
+		if _, ok := d["status"]; ok {
+			t.Fatalf("ONCHAIN railDetails has no status: %v", d)
+		}
+		if ri, _ := x["reconciliationInstructions"].(map[string]any); ri["transactionHash"] != nil {
+			t.Fatalf("the payout's hash is not in reconciliationInstructions: %v", ri)
+		}
+		oc, ok := x["destination"].(map[string]any)["onChainTransaction"].(map[string]any)
+		if !ok || oc["transactionHash"] != hash || oc["network"] != "ETHEREUM" {
+			t.Fatalf("onChainTransaction %v", x["destination"])
+		}
+		e.acAudit(t)
+	})
+}
