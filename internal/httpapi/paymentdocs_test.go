@@ -168,9 +168,9 @@ func TestPaymentDocuments_FormatFromContent_R_PDOC_03(t *testing.T) {
 	})
 }
 
-// R-PDOC-04: 1 to 8,000,000 bytes: 0 and 8,000,001 bytes are 400
-// INVALID_INPUT, a valid 8,000,000-byte file is 201; a body far over the
-// limit is 413 before it is read. Nothing is stored on refusal.
+// R-PDOC-04: 1 to 8,000,000 bytes: 0 and 8,000,001 bytes, and a file whose
+// body passes the upload limit, are 400 INVALID_INPUT (file maxLength); a
+// valid 8,000,000-byte file is 201. Nothing is stored on refusal.
 func TestPaymentDocuments_SizeBounds_R_PDOC_04(t *testing.T) {
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		png := func(n int) []byte {
@@ -187,8 +187,13 @@ func TestPaymentDocuments_SizeBounds_R_PDOC_04(t *testing.T) {
 				t.Fatalf("%d bytes: %s", size, r.Body)
 			}
 		}
+		// A file so large that the body passes the upload limit is still a
+		// file outside 1 to 8,000,000 bytes: 400, read no further.
 		r := e.pdocPost(t, []pdocPart{pdocField("documentType", "INVOICE"), pdocFile("f.png", make([]byte, paymentdocs.MaxUploadBody+1))})
-		expect(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+		expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
+		if fieldErrors(t, r)["file"] != "maxLength" {
+			t.Fatalf("%s", r.Body)
+		}
 		if got := e.pdocStored(t, dir); got != [2]int{0, 0} {
 			t.Fatalf("refused uploads stored %v", got)
 		}

@@ -38,6 +38,9 @@ type route struct {
 	// locked if the process dies mid-request).
 	recordsInTx bool
 	maxBody     int64
+	// oversize, when set, is the answer to a body over maxBody instead of
+	// 413 PAYLOAD_TOO_LARGE (an upload whose file is over its size bound).
+	oversize func() error
 }
 
 type bodyKey struct{}
@@ -105,6 +108,9 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
+			if rt.oversize != nil {
+				return rt.oversize()
+			}
 			return apierr.Newf(apierr.CodePayloadTooLarge, "Request body exceeds %d bytes", limit)
 		}
 		if err != nil {

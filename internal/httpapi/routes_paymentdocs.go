@@ -16,7 +16,10 @@ func init() { routeGroups = append(routeGroups, (*Server).paymentDocumentRoutes)
 // PaymentDocuments).
 func (s *Server) paymentDocumentRoutes() {
 	h := &paymentDocumentHandlers{s: s}
-	s.handle(route{pattern: "POST /payment-documents", need: auth.NeedWrite, idempotent: true, maxBody: paymentdocs.MaxUploadBody, h: h.upload})
+	// A body over the upload limit carries a file over MaxFileBytes: 400 like
+	// any file outside the bounds (R-PDOC-04), without reading the rest.
+	s.handle(route{pattern: "POST /payment-documents", need: auth.NeedWrite, idempotent: true, maxBody: paymentdocs.MaxUploadBody,
+		oversize: paymentdocs.FileTooLarge, h: h.upload})
 	s.handle(route{pattern: "GET /payment-documents/{paymentDocumentId}", need: auth.NeedView, h: h.get})
 }
 

@@ -22,8 +22,17 @@ const (
 // MaxUploadBody is the request-body limit of POST /payment-documents: the
 // largest file plus room for the multipart envelope and the text fields. A
 // file over MaxFileBytes inside it is 400 INVALID_INPUT; a larger body is
-// refused by the HTTP layer before it is read (413).
+// refused by the HTTP layer as soon as it passes the limit, with the same
+// answer (FileTooLarge): its file cannot be within the bounds.
 const MaxUploadBody = MaxFileBytes + 64<<10
+
+// FileTooLarge is the 400 INVALID_INPUT of a file over MaxFileBytes
+// (R-PDOC-04).
+func FileTooLarge() error {
+	var f apierr.Fields
+	f.Add(fieldFile, apierr.MaxLength, "must be at most %d bytes", MaxFileBytes)
+	return f.Err()
+}
 
 // Detected content types: the only formats accepted.
 const (
@@ -133,7 +142,7 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 	case len(u.Data) < MinFileBytes:
 		f.Add(fieldFile, apierr.MinLength, "is empty; upload a PDF, JPEG or PNG file of %d to %d bytes", MinFileBytes, MaxFileBytes)
 	case len(u.Data) > MaxFileBytes:
-		f.Add(fieldFile, apierr.MaxLength, "must be at most %d bytes", MaxFileBytes)
+		f.Add(fieldFile, apierr.MaxLength, "must be at most %d bytes", MaxFileBytes) // as FileTooLarge
 	default:
 		u.ContentType = DetectContentType(u.Data)
 		if u.ContentType == "" {
