@@ -111,7 +111,7 @@ func (e *env) pdocStored(t *testing.T, blobDir string) [2]int {
 // R-PDOC-11, R-CONV-02: a PNG upload is 201 with the document, UPLOADED,
 // expiring 24 hours after creation, describing the sent file; GET returns
 // the same.
-func TestPaymentDocuments_Upload_R_PDOC_01_02_06_08_09(t *testing.T) {
+func TestPaymentDocuments_Upload(t *testing.T) {
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		r := e.pdocPost(t, []pdocPart{pdocField("documentType", "INVOICE"), pdocFile("invoice-7.png", pdocPNG)})
 		expect(t, r, http.StatusCreated, "")
@@ -210,7 +210,7 @@ func TestPaymentDocuments_SizeBounds_R_PDOC_04(t *testing.T) {
 
 // R-PDOC-05, R-PDOC-10, R-ERR-02: one file per request; documentType from
 // the table; every invalid field listed at once; nothing stored.
-func TestPaymentDocuments_FormRules_R_PDOC_05_10(t *testing.T) {
+func TestPaymentDocuments_FormRules(t *testing.T) {
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		r := e.pdocPost(t, []pdocPart{pdocField("documentType", "INVOICE"), pdocFile("a.pdf", pdocPDF), pdocFile("b.pdf", pdocPDF)})
 		expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
