@@ -16,6 +16,7 @@ import (
 // R-QUOTE-21: the quote's fields, with Currency objects, integer amounts
 // and a number exchangeRate.
 func TestQuotes_Fields_R_QUOTE_03_R_QUOTE_18_R_QUOTE_21(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t, "USD", "EUR")
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "EUR")
@@ -69,6 +70,7 @@ func TestQuotes_Fields_R_QUOTE_03_R_QUOTE_18_R_QUOTE_21(t *testing.T) {
 // string); the USD_ACCOUNT variant has paymentRails (array), accountNumber,
 // routingNumber, bankName and reference.
 func TestQuotes_PaymentInstructionsShape_R_QUOTE_37(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		q := e.qtQuote(t, cobj{"source": cobj{"sourceType": "REALTIME_FUNDING", "customerId": a, "currency": "USD"},
@@ -107,6 +109,7 @@ func TestQuotes_PaymentInstructionsShape_R_QUOTE_37(t *testing.T) {
 // R-CONV-08: dates are YYYY-MM-DD: a customer's birthDate and a business's
 // incorporatedOn come back as sent.
 func TestConventions_Dates_R_CONV_08(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.acSupport(t, "USD")
 		date := regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -132,6 +135,7 @@ func TestConventions_Dates_R_CONV_08(t *testing.T) {
 // R-CONV-09: JSON requests are accepted and responses with bodies are
 // application/json, on the money endpoints.
 func TestConventions_JSONBodies_R_CONV_09(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")
@@ -159,6 +163,7 @@ func TestConventions_JSONBodies_R_CONV_09(t *testing.T) {
 // echoed); a value outside the list is refused with constraint enum on
 // POST /quotes and POST /transfer-out.
 func TestConventions_PurposeOfPayment_R_CONV_15(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")
@@ -196,6 +201,7 @@ func TestConventions_PurposeOfPayment_R_CONV_15(t *testing.T) {
 // account does not support (refused as unsupported by the destination, not
 // as unknown); a value outside the vocabulary is refused as unknown.
 func TestConventions_PaymentRails_R_CONV_16(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		src := e.qtAccountID(t, a, "USD")

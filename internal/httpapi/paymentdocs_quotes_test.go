@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"reflect"
 	"sync/atomic"
@@ -83,11 +84,10 @@ func pdocReq(id string, types ...string) [2]any { return [2]any{id, types} }
 // 200 and the documents ATTACHED to it; without any one requirement it is
 // 400 DOCUMENTS_REQUIRED naming exactly that requirement, and the documents
 // stay UPLOADED.
-func (e *env) pdocCheckRow(t *testing.T, row pdocRow) {
+func (e *env) pdocCheckRow(t *testing.T, src, cny, keyPrefix string, row pdocRow) {
 	t.Helper()
-	src, _, cny := e.pdocPayout(t)
 	n := 0
-	next := func() string { n++; return "pdoc-row-" + string(rune('a'+n/26)) + string(rune('a'+n%26)) }
+	next := func() string { n++; return fmt.Sprintf("%s%d", keyPrefix, n) }
 	for _, purpose := range row.purposes {
 		// Every alternative of every requirement, one quote each.
 		for alt := 0; ; alt++ {
@@ -129,68 +129,40 @@ func (e *env) pdocCheckRow(t *testing.T, row pdocRow) {
 	}
 }
 
-// R-PDOC-16: EXPORTED_GOODS_PREPAYMENT needs PURCHASE_ORDER.
-func TestPaymentDocuments_Quote_ExportedGoodsPrepayment_R_PDOC_16(t *testing.T) {
+// Every row of Part B's payment-document table on the real POST /quotes,
+// one rule per subtest over one server per engine.
+func TestPaymentDocuments_QuoteRequirementRows(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, _ string) {
-		e.pdocCheckRow(t, pdocRow{[]string{"EXPORTED_GOODS_PREPAYMENT"}, [][2]any{
-			pdocReq("PURCHASE_ORDER", "PURCHASE_ORDER")}})
-	})
-}
-
-// R-PDOC-17: EXPORTED_GOODS_POSTPAYMENT needs LOGISTICS_BILL,
-// CUSTOMS_DECLARATION and COMMERCIAL_AGREEMENT (PURCHASE_ORDER, INVOICE or
-// CONTRACT).
-func TestPaymentDocuments_Quote_ExportedGoodsPostpayment_R_PDOC_17(t *testing.T) {
-	pdocEnv(t, func(t *testing.T, e *env, _ string) {
-		e.pdocCheckRow(t, pdocRow{[]string{"EXPORTED_GOODS_POSTPAYMENT"}, [][2]any{
-			pdocReq("LOGISTICS_BILL", "LOGISTICS_BILL"), pdocReq("CUSTOMS_DECLARATION", "CUSTOMS_DECLARATION"),
-			pdocReq("COMMERCIAL_AGREEMENT", "PURCHASE_ORDER", "INVOICE", "CONTRACT")}})
-	})
-}
-
-// R-PDOC-18: the commission and services purposes need CONTRACT, INVOICE
-// and SUPPORTING_PROOF (PURCHASE_ORDER or DELIVERY_SLIP).
-func TestPaymentDocuments_Quote_CommissionsAndServices_R_PDOC_18(t *testing.T) {
-	pdocEnv(t, func(t *testing.T, e *env, _ string) {
-		e.pdocCheckRow(t, pdocRow{[]string{"COMMISSION_ON_GOODS", "COMMISSION_ON_SERVICES", "ACCOUNTING_SERVICES", "EXHIBITION_SERVICES"}, [][2]any{
-			pdocReq("CONTRACT", "CONTRACT"), pdocReq("INVOICE", "INVOICE"),
-			pdocReq("SUPPORTING_PROOF", "PURCHASE_ORDER", "DELIVERY_SLIP")}})
-	})
-}
-
-// R-PDOC-19: OFFICE_EXPENSES needs CONTRACT and INVOICE.
-func TestPaymentDocuments_Quote_OfficeExpenses_R_PDOC_19(t *testing.T) {
-	pdocEnv(t, func(t *testing.T, e *env, _ string) {
-		e.pdocCheckRow(t, pdocRow{[]string{"OFFICE_EXPENSES"}, [][2]any{
-			pdocReq("CONTRACT", "CONTRACT"), pdocReq("INVOICE", "INVOICE")}})
-	})
-}
-
-// R-PDOC-20: DELIVERY_FEES needs BILL_OF_LADING and CONTRACT_OR_INVOICE
-// (CONTRACT or INVOICE).
-func TestPaymentDocuments_Quote_DeliveryFees_R_PDOC_20(t *testing.T) {
-	pdocEnv(t, func(t *testing.T, e *env, _ string) {
-		e.pdocCheckRow(t, pdocRow{[]string{"DELIVERY_FEES"}, [][2]any{
-			pdocReq("BILL_OF_LADING", "BILL_OF_LADING"), pdocReq("CONTRACT_OR_INVOICE", "CONTRACT", "INVOICE")}})
-	})
-}
-
-// R-PDOC-21: TRAVEL needs FLIGHT_TICKET, TRAVEL_DOCUMENT and
-// HOTEL_BOOKING_CONFIRMATION.
-func TestPaymentDocuments_Quote_Travel_R_PDOC_21(t *testing.T) {
-	pdocEnv(t, func(t *testing.T, e *env, _ string) {
-		e.pdocCheckRow(t, pdocRow{[]string{"TRAVEL"}, [][2]any{
-			pdocReq("FLIGHT_TICKET", "FLIGHT_TICKET"), pdocReq("TRAVEL_DOCUMENT", "TRAVEL_DOCUMENT"),
-			pdocReq("HOTEL_BOOKING_CONFIRMATION", "HOTEL_BOOKING_CONFIRMATION")}})
-	})
-}
-
-// R-PDOC-22: HOTEL_ACCOMMODATION needs HOTEL_BOOKING_CONFIRMATION; none is
-// 400 DOCUMENTS_REQUIRED.
-func TestPaymentDocuments_Quote_HotelAccommodation_R_PDOC_22(t *testing.T) {
-	pdocEnv(t, func(t *testing.T, e *env, _ string) {
-		e.pdocCheckRow(t, pdocRow{[]string{"HOTEL_ACCOMMODATION"}, [][2]any{
-			pdocReq("HOTEL_BOOKING_CONFIRMATION", "HOTEL_BOOKING_CONFIRMATION")}})
+		src, _, cny := e.pdocPayout(t)
+		rows := []struct {
+			name string
+			row  pdocRow
+		}{
+			{"R-PDOC-16 EXPORTED_GOODS_PREPAYMENT needs PURCHASE_ORDER", pdocRow{[]string{"EXPORTED_GOODS_PREPAYMENT"}, [][2]any{
+				pdocReq("PURCHASE_ORDER", "PURCHASE_ORDER")}}},
+			{"R-PDOC-17 EXPORTED_GOODS_POSTPAYMENT needs LOGISTICS_BILL, CUSTOMS_DECLARATION, COMMERCIAL_AGREEMENT", pdocRow{
+				[]string{"EXPORTED_GOODS_POSTPAYMENT"}, [][2]any{
+					pdocReq("LOGISTICS_BILL", "LOGISTICS_BILL"), pdocReq("CUSTOMS_DECLARATION", "CUSTOMS_DECLARATION"),
+					pdocReq("COMMERCIAL_AGREEMENT", "PURCHASE_ORDER", "INVOICE", "CONTRACT")}}},
+			{"R-PDOC-18 commissions and services need CONTRACT, INVOICE, SUPPORTING_PROOF", pdocRow{
+				[]string{"COMMISSION_ON_GOODS", "COMMISSION_ON_SERVICES", "ACCOUNTING_SERVICES", "EXHIBITION_SERVICES"}, [][2]any{
+					pdocReq("CONTRACT", "CONTRACT"), pdocReq("INVOICE", "INVOICE"),
+					pdocReq("SUPPORTING_PROOF", "PURCHASE_ORDER", "DELIVERY_SLIP")}}},
+			{"R-PDOC-19 OFFICE_EXPENSES needs CONTRACT and INVOICE", pdocRow{[]string{"OFFICE_EXPENSES"}, [][2]any{
+				pdocReq("CONTRACT", "CONTRACT"), pdocReq("INVOICE", "INVOICE")}}},
+			{"R-PDOC-20 DELIVERY_FEES needs BILL_OF_LADING and CONTRACT_OR_INVOICE", pdocRow{[]string{"DELIVERY_FEES"}, [][2]any{
+				pdocReq("BILL_OF_LADING", "BILL_OF_LADING"), pdocReq("CONTRACT_OR_INVOICE", "CONTRACT", "INVOICE")}}},
+			{"R-PDOC-21 TRAVEL needs FLIGHT_TICKET, TRAVEL_DOCUMENT, HOTEL_BOOKING_CONFIRMATION", pdocRow{[]string{"TRAVEL"}, [][2]any{
+				pdocReq("FLIGHT_TICKET", "FLIGHT_TICKET"), pdocReq("TRAVEL_DOCUMENT", "TRAVEL_DOCUMENT"),
+				pdocReq("HOTEL_BOOKING_CONFIRMATION", "HOTEL_BOOKING_CONFIRMATION")}}},
+			{"R-PDOC-22 HOTEL_ACCOMMODATION needs HOTEL_BOOKING_CONFIRMATION", pdocRow{[]string{"HOTEL_ACCOMMODATION"}, [][2]any{
+				pdocReq("HOTEL_BOOKING_CONFIRMATION", "HOTEL_BOOKING_CONFIRMATION")}}},
+		}
+		for i, r := range rows {
+			t.Run(r.name, func(t *testing.T) { e.pdocCheckRow(t, src, cny, fmt.Sprintf("row%d-", i), r.row) })
+		}
+		e.acAudit(t)
 	})
 }
 
@@ -198,6 +170,7 @@ func TestPaymentDocuments_Quote_HotelAccommodation_R_PDOC_22(t *testing.T) {
 // SERVICE_CHARGES) is 400 INVALID_INPUT on purposeOfPayment and attaches
 // nothing.
 func TestPaymentDocuments_Quote_PurposeOutsideTable_R_PDOC_15(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, _ string) {
 		src, _, cny := e.pdocPayout(t)
 		doc := e.pdocUpload(t, "INVOICE", "i.pdf")
@@ -222,6 +195,7 @@ func TestPaymentDocuments_Quote_PurposeOutsideTable_R_PDOC_15(t *testing.T) {
 // (no replay, no quote), and a corrected request under that key is
 // evaluated afresh.
 func TestPaymentDocuments_Quote409RunsAgain_R_IDEM_11(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		src, _, cny := e.pdocPayout(t)
 		a, b := e.pdocUpload(t, "PURCHASE_ORDER", "a.pdf"), e.pdocUpload(t, "PURCHASE_ORDER", "b.pdf")
@@ -259,6 +233,7 @@ func TestPaymentDocuments_Quote409RunsAgain_R_IDEM_11(t *testing.T) {
 // retry with the same key runs again; no quote; the document stays
 // UPLOADED.
 func TestPaymentDocuments_Quote410RunsAgain_R_IDEM_11(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		src, _, cny := e.pdocPayout(t)
 		a := e.pdocUpload(t, "HOTEL_BOOKING_CONFIRMATION", "h.pdf")
@@ -285,6 +260,7 @@ func TestPaymentDocuments_Quote410RunsAgain_R_IDEM_11(t *testing.T) {
 // failure clears, the retry with the same key succeeds once and is then
 // replayed: one quote.
 func TestPaymentDocuments_Quote424RetrySameKey_R_PDOC_30(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		src, _, cny := e.pdocPayout(t)
 		bad := e.pdocUpload(t, "PURCHASE_ORDER", "po-Attachment-Failed.pdf")
@@ -331,6 +307,7 @@ func TestPaymentDocuments_Quote424RetrySameKey_R_PDOC_30(t *testing.T) {
 // gets the same answer replayed. A corrected request under the spent key
 // gets the stored answer; with a new key it is evaluated afresh.
 func TestPaymentDocuments_QuoteErrorsReplayed_R_IDEM_12(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		src, _, cny := e.pdocPayout(t)
 		flight := e.pdocUpload(t, "FLIGHT_TICKET", "f.pdf")
@@ -373,6 +350,7 @@ func TestPaymentDocuments_QuoteErrorsReplayed_R_IDEM_12(t *testing.T) {
 // Idempotency-Key and a CNY business bank payout, at most 3; refusals
 // change nothing; a quote without documents needs no key.
 func TestPaymentDocuments_QuoteDocumentRules_R_IDEM_05_R_PDOC_14(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		src, sender, cny := e.pdocPayout(t)
 		a := e.pdocUpload(t, "PURCHASE_ORDER", "a.pdf")
@@ -408,6 +386,7 @@ func TestPaymentDocuments_QuoteDocumentRules_R_IDEM_05_R_PDOC_14(t *testing.T) {
 // that quote; a payout whose documents fail the requirements is neither
 // attached nor executed (no money moves).
 func TestPaymentDocuments_QuoteImmediatelyExecuted_R_PDOC_26(t *testing.T) {
+	t.Parallel()
 	pdocEnv(t, func(t *testing.T, e *env, dir string) {
 		src, sender, cny := e.pdocPayout(t)
 		before := e.qtBalance(t, sender, "USD")

@@ -35,6 +35,7 @@ func (e *env) qtRefusal(t *testing.T, sender string, body any, status int, code 
 // rule per subtest; none changes anything. Where a rule also states what is
 // accepted, the subtest checks that too.
 func TestQuotes_Refusals_ChangeNothing(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.acSupport(t, "USD", "EUR", "INR")
 		a, b := e.qtCustomer(t), e.qtCustomer(t)

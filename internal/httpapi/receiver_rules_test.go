@@ -18,6 +18,7 @@ import (
 // R-RATE-12: requiredPayerDataFields items are {name, mandatory}, the
 // fields the platform requires for the receiving currency.
 func TestReceiver_Lookup_R_RATE_08_R_RATE_10_R_RATE_11_R_RATE_12(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.qtWebhook(t)
 		expect(t, e.qdo("PATCH", "/config", `{"supportedCurrencies":[`+
@@ -85,6 +86,7 @@ func TestReceiver_Lookup_R_RATE_08_R_RATE_10_R_RATE_11_R_RATE_12(t *testing.T) {
 // R-RATE-14: a quote whose lookupId is unknown is 404
 // LOOKUP_REQUEST_NOT_FOUND and changes nothing.
 func TestQuotes_UnknownLookup_R_RATE_14(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, _ := e.qtSetup(t)
 		src := e.qtAccountID(t, a, "USD")

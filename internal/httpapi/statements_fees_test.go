@@ -13,6 +13,7 @@ import (
 // GET /transactions/{transactionId}, once per transaction, equal to what the
 // quotes charged.
 func TestStatements_RowAmountsIncludeFees_R_STMT_08(t *testing.T) {
+	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		t0 := time.Date(2025, 10, 6, 12, 0, 0, 0, time.UTC)
 		set := e.acClock(t, t0.Add(-time.Hour))
