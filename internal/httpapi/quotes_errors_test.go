@@ -3,98 +3,12 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
-
-// Every refusal of POST /quotes and execute, with its documented input;
-// none changes anything (ledger, accounts, transactions, quotes, balances).
-// R-QUOTE-02, 05, 09, 10, 13, 15, 16, 19, 20, 36, 38, 39, 40, 41,
-// R-ERR INSUFFICIENT_FUNDS, SELF_PAYMENT, 429 DAILY_VOLUME_LIMIT_EXCEEDED.
-func TestQuotes_Errors_ChangeNothing_R_QUOTE_02_to_41(t *testing.T) {
-	eachEnv(t, func(t *testing.T, e *env) {
-		e.acSupport(t, "USD", "EUR", "INR")
-		a := e.qtCustomer(t)
-		b := e.qtCustomer(t)
-		noTerms := e.acCustomer(t)
-		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")
-		eur, inr := e.qtAccountID(t, b, "EUR"), e.qtAccountID(t, b, "INR")
-		e.acFund(t, src, 50000)
-		srcNoTerms := e.qtAccountID(t, noTerms, "USD")
-		e.acFund(t, srcNoTerms, 50000)
-
-		check := func(name string, body any, status int, code string, fields ...string) {
-			t.Helper()
-			before, bal := e.qtCounts(t), e.qtBalance(t, a, "USD")
-			r := e.do("POST", "/quotes", body)
-			if r.Status != status || r.Code(t) != code {
-				t.Fatalf("%s: %d %s, want %d %s: %s", name, r.Status, r.Code(t), status, code, r.Body)
-			}
-			fe := fieldErrors(t, r)
-			for _, f := range fields {
-				if _, ok := fe[f]; !ok {
-					t.Fatalf("%s: no error on %s: %s", name, f, r.Body)
-				}
-			}
-			if e.qtCounts(t) != before || e.qtBalance(t, a, "USD") != bal {
-				t.Fatalf("%s changed something", name)
-			}
-		}
-		// Before a webhook endpoint is configured (R-QUOTE-41).
-		check("no webhook", qtBody(src, dst, "SENDING", 1000), 400, "WEBHOOK_ENDPOINT_NOT_SET")
-		e.qtWebhook(t)
-
-		check("empty", cobj{}, 400, "INVALID_INPUT", "source", "destination", "lockedCurrencySide", "lockedCurrencyAmount")
-		check("bad side", qtBody(src, dst, "BOTH", 1000), 400, "INVALID_INPUT", "lockedCurrencySide")
-		check("decimal amount", `{"source":{"sourceType":"ACCOUNT","accountId":"`+src+`"},"destination":{"destinationType":"ACCOUNT","accountId":"`+dst+`"},"lockedCurrencySide":"SENDING","lockedCurrencyAmount":10.5}`,
-			400, "INVALID_INPUT")
-		check("remittance 81", qtBody(src, dst, "SENDING", 1000, "remittanceInformation", strings.Repeat("x", 81)), 400, "INVALID_INPUT", "remittanceInformation")
-		check("descriptor 11", qtBody(src, dst, "SENDING", 1000, "statementDescriptor", strings.Repeat("x", 11)), 400, "INVALID_INPUT", "statementDescriptor")
-		check("descriptor not ACH", qtBody(src, dst, "SENDING", 1000, "statementDescriptor", "RENT"), 400, "INVALID_INPUT", "statementDescriptor")
-		check("purpose enum", qtBody(src, dst, "SENDING", 1000, "purposeOfPayment", "FUN"), 400, "INVALID_INPUT", "purposeOfPayment")
-		check("INR needs purpose", qtBody(src, inr, "SENDING", 10000), 400, "INVALID_INPUT", "purposeOfPayment")
-		eurSrc := e.qtAccountID(t, a, "EUR")
-		check("override non-USD", qtBody(eurSrc, dst, "SENDING", 1000, "platformFeeOverride",
-			cobj{"platformFixedFee": cobj{"amount": 10, "currency": "EUR"}, "platformVariableFeeBps": 10}), 400, "INVALID_INPUT", "platformFeeOverride")
-		check("unknown account", qtBody("InternalAccount:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b", dst, "SENDING", 1000), 404, "ACCOUNT_NOT_FOUND")
-		check("self", qtBody(src, src, "SENDING", 1000), 400, "SELF_PAYMENT")
-		check("terms", qtBody(srcNoTerms, dst, "SENDING", 1000), 400, "END_USER_TERMS_NOT_ACCEPTED")
-		check("below minimum", qtBody(src, eur, "SENDING", 50), 400, "AMOUNT_OUT_OF_RANGE")
-		check("size limit", qtBody(src, eur, "SENDING", 100_000_001), 400, "TRANSACTION_SIZE_LIMIT_EXCEEDED")
-		check("insufficient", qtBody(src, dst, "SENDING", 50001, "immediatelyExecute", true), 400, "INSUFFICIENT_FUNDS")
-		check("UMA without lookup", cobj{"source": cobj{"sourceType": "ACCOUNT", "accountId": src},
-			"destination":        cobj{"destinationType": "UMA_ADDRESS", "umaAddress": "$bob@example.com"},
-			"lockedCurrencySide": "SENDING", "lockedCurrencyAmount": 1000}, 400, "INVALID_INPUT", "destination.currency", "lookupId")
-
-		// Execute refusals.
-		expect(t, e.do("GET", "/quotes/Quote:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b", nil), 404, "QUOTE_NOT_FOUND")
-		expect(t, e.do("POST", "/quotes/Quote:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b/execute", nil), 404, "QUOTE_NOT_FOUND")
-		q := e.qtQuote(t, qtBody(src, dst, "SENDING", 40000))
-		e.acFund(t, src, 0+1) // 50001 available
-		q2 := e.qtQuote(t, qtBody(src, dst, "SENDING", 20000))
-		expect(t, e.do("POST", "/quotes/"+q["id"].(string)+"/execute", nil), 200, "")
-		before := e.qtCounts(t)
-		expect(t, e.do("POST", "/quotes/"+q2["id"].(string)+"/execute", nil), 400, "INSUFFICIENT_FUNDS")
-		if e.qtCounts(t) != before {
-			t.Fatal("refused execute changed something")
-		}
-		if m := e.do("GET", "/quotes/"+q2["id"].(string), nil).JSON(t); m["status"] != "PENDING" {
-			t.Fatalf("refused execute: quote %v", m["status"])
-		}
-
-		// Daily volume (429), configurable per tenant; executed volume only.
-		if err := e.srv.quoteService().SetDailyVolumeLimit(context.Background(), e.acTenant(), 45000); err != nil {
-			t.Fatal(err)
-		}
-		check("daily volume", qtBody(src, dst, "SENDING", 6000), 429, "DAILY_VOLUME_LIMIT_EXCEEDED")
-		e.qtQuote(t, qtBody(src, dst, "SENDING", 5000, "immediatelyExecute", true))
-		e.acAudit(t)
-	})
-}
 
 // R-AUTH-05: a VIEW token may read a quote but neither create nor execute
 // one; a TRANSACT token may.
@@ -139,11 +53,12 @@ func TestQuotes_IdempotentReplay_R_IDEM_06(t *testing.T) {
 	})
 }
 
-// R-QUOTE-24, 25, 26: expiresAt is about 5 minutes after createdAt; past it
-// the quote reads EXPIRED (and its transaction too), stays EXPIRED, and
-// executing is 400 QUOTE_EXPIRED with nothing moved. ExpireDue sweeps the
-// quotes nobody reads.
-func TestQuotes_Expiry_R_QUOTE_24_25_26(t *testing.T) {
+// R-QUOTE-24, R-QUOTE-25, R-QUOTE-26: expiresAt is about 5 minutes after
+// createdAt; past it the quote reads EXPIRED (and its transaction too) and
+// stays EXPIRED (terminal: later reads, the sweep and further executes do
+// not move it), and executing is 400 QUOTE_EXPIRED with nothing moved and
+// nothing created. ExpireDue sweeps the quotes nobody reads.
+func TestQuotes_Expiry_R_QUOTE_24_R_QUOTE_25_R_QUOTE_26(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.driveByHand() // sweeps by hand, expecting to find the work undone
 		a, b := e.qtSetup(t)
@@ -158,24 +73,31 @@ func TestQuotes_Expiry_R_QUOTE_24_25_26(t *testing.T) {
 		if d := expires.Sub(created); d < 5*time.Minute || d > 10*time.Minute {
 			t.Fatalf("expiry %s", d)
 		}
+		status := func(path string) any {
+			t.Helper()
+			r := e.qdo("GET", path, nil)
+			expect(t, r, http.StatusOK, "")
+			return r.JSON(t)["status"]
+		}
 		move(expires.Add(-time.Second))
-		if m := e.do("GET", "/quotes/"+q["id"].(string), nil).JSON(t); m["status"] != "PENDING" {
-			t.Fatalf("before expiry: %v", m["status"])
+		if s := status("/quotes/" + q["id"].(string)); s != "PENDING" {
+			t.Fatalf("before expiry: %v", s)
 		}
 		move(expires.Add(time.Second))
-		before := e.qtCounts(t)
-		x := e.do("POST", "/quotes/"+q["id"].(string)+"/execute", nil)
-		expect(t, x, http.StatusBadRequest, "QUOTE_EXPIRED")
-		if m := e.do("GET", "/quotes/"+q["id"].(string), nil).JSON(t); m["status"] != "EXPIRED" {
-			t.Fatalf("after expiry: %v", m["status"])
+		before, balA, balB := e.qtCounts(t), e.qtBalance(t, a, "USD"), e.qtBalance(t, b, "USD")
+		expect(t, e.qdo("POST", "/quotes/"+q["id"].(string)+"/execute", nil), http.StatusBadRequest, "QUOTE_EXPIRED")
+		if after := e.qtCounts(t); after != before {
+			t.Fatalf("a refused execute changed something:\n%s\n%s", before, after)
 		}
-		if m := e.do("GET", "/transactions/"+q["transactionId"].(string), nil).JSON(t); m["status"] != "EXPIRED" {
-			t.Fatalf("transaction after expiry: %v", m["status"])
+		if e.qtBalance(t, a, "USD") != balA || e.qtBalance(t, b, "USD") != balB || balA != 10000 || balB != 0 {
+			t.Fatal("an expired quote moved money")
 		}
-		if e.qtBalance(t, a, "USD") != 10000 {
-			t.Fatal("expired quote moved money")
+		if s := status("/quotes/" + q["id"].(string)); s != "EXPIRED" {
+			t.Fatalf("after expiry: %v", s)
 		}
-		_ = before
+		if s := status("/transactions/" + q["transactionId"].(string)); s != "EXPIRED" {
+			t.Fatalf("transaction after expiry: %v", s)
+		}
 		n, err := e.srv.quoteService().ExpireDue(context.Background(), 100)
 		if err != nil || n != 1 {
 			t.Fatalf("ExpireDue: %d %v", n, err)
@@ -184,17 +106,34 @@ func TestQuotes_Expiry_R_QUOTE_24_25_26(t *testing.T) {
 		if err != nil || row.Status != "EXPIRED" {
 			t.Fatalf("swept quote: %v %v", row.Status, err)
 		}
-		expect(t, e.do("POST", "/quotes/"+q2["id"].(string)+"/execute", nil), http.StatusBadRequest, "QUOTE_EXPIRED")
+		// Terminal: a day later, after another sweep and another execute,
+		// both quotes and their transactions still read EXPIRED.
+		move(expires.Add(24 * time.Hour))
+		if n, err := e.srv.quoteService().ExpireDue(context.Background(), 100); err != nil || n != 0 {
+			t.Fatalf("ExpireDue again: %d %v", n, err)
+		}
+		for _, x := range []map[string]any{q, q2} {
+			expect(t, e.qdo("POST", "/quotes/"+x["id"].(string)+"/execute", nil), http.StatusBadRequest, "QUOTE_EXPIRED")
+			if s := status("/quotes/" + x["id"].(string)); s != "EXPIRED" {
+				t.Fatalf("quote later: %v", s)
+			}
+			if s := status("/transactions/" + x["transactionId"].(string)); s != "EXPIRED" {
+				t.Fatalf("transaction later: %v", s)
+			}
+		}
+		if e.qtBalance(t, a, "USD") != 10000 {
+			t.Fatal("expired quotes moved money")
+		}
 		e.acAudit(t)
 	})
 }
 
-// R-QUOTE-04, 28, 31 (quote side): a REALTIME_FUNDING customer source is
+// R-QUOTE-04, R-QUOTE-28, R-QUOTE-31 (quote side): a REALTIME_FUNDING customer source is
 // funded through paymentInstructions (the customer's account funding
 // instructions); execute is refused; when the funds arrive (the rails'
 // sandbox deposit credits the funding account and calls ExecuteFunded in
 // the same database transaction) the quote proceeds without execute.
-func TestQuotes_PaymentInstructionsSource_R_QUOTE_04_28(t *testing.T) {
+func TestQuotes_PaymentInstructionsSource(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		dst := e.qtAccountID(t, b, "USD")

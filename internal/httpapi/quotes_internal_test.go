@@ -8,12 +8,13 @@ import (
 	"github.com/paymentsd/paymentsd/internal/pricing"
 )
 
-// R-QUOTE-01, 11, 21, 22, 23, 27, 35, R-VER-04, R-TXN-43: a same-currency
+// R-QUOTE-01, R-QUOTE-11, R-QUOTE-22, R-QUOTE-23, R-QUOTE-27, R-QUOTE-35,
+// R-VER-04, R-TXN-43: a same-currency
 // internal transfer, SENDING locked: 200 PENDING with a transaction; execute
 // with no body answers PROCESSING with the same transactionId; the money
 // moves at once (COMPLETED, settledAt, OUTGOING_PAYMENT.PROCESSING then
 // .COMPLETED, an INCOMING transaction for the receiver); the ledger audits.
-func TestQuotes_SameCurrency_Execute_R_QUOTE_01_11_22_23_27_35(t *testing.T) {
+func TestQuotes_SameCurrency_Execute(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")
@@ -89,10 +90,10 @@ func TestQuotes_SameCurrency_Execute_R_QUOTE_01_11_22_23_27_35(t *testing.T) {
 	})
 }
 
-// R-QUOTE-01, 11, 12, 22: cross-currency quotes on both locked sides carry
+// R-QUOTE-01, R-QUOTE-11, R-QUOTE-12, R-QUOTE-22: cross-currency quotes on both locked sides carry
 // exactly the engine's amounts, satisfy the rounding identity, and execute
 // (immediatelyExecute) with the FX legs; the ledger audits.
-func TestQuotes_CrossCurrency_BothSides_R_QUOTE_11_12(t *testing.T) {
+func TestQuotes_CrossCurrency_BothSides(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t, "USD", "EUR")
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "EUR")

@@ -15,7 +15,7 @@ import (
 // a move outside the table is refused and changes nothing; a refund emits
 // OUTGOING_PAYMENT.REFUND_<STATUS>; a status change moves the quote too
 // (R-TXN-31, R-TXN-36, R-TXN-40, R-TXN-44).
-func TestTransactions_Transition_R_TXN_36_40(t *testing.T) {
+func TestTransactions_Transition(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, b := e.qtSetup(t)
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")

@@ -34,10 +34,10 @@ func railDetailsOf(t *testing.T, x map[string]any, side string) map[string]any {
 	return d
 }
 
-// TestRails_IncomingACHReturn_R_TXN_34_35_45: a sandbox incoming ACH
+// R-TXN-34, R-TXN-35, R-TXN-45: a sandbox incoming ACH
 // deposit, returned (FAILED, INCOMING_PAYMENT.FAILED, railDetails RETURNED),
 // dishonored (COMPLETED, RETURN_DISHONORED), contested (RETURN_CONTESTED).
-func TestRails_IncomingACHReturn_R_TXN_34_35_45(t *testing.T) {
+func TestRails_IncomingACHReturn(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.acSupport(t, "USD")
 		c := e.acCustomer(t)
@@ -171,12 +171,12 @@ func TestRails_SandboxSend_R_QUOTE_31(t *testing.T) {
 	})
 }
 
-// TestRails_PayoutsOverQuotes_R_TXN_33_43: quotes executed to an external
+// R-TXN-33, R-TXN-43 (the quotes side): quotes executed to an external
 // US account travel over their rail: RTP completes (paymentRail, railDetails
 // SETTLED), an ACH amount ending 906 completes then is returned
 // (PAYOUT_RETURNED, refund, money back), an unsettled ACH payout can be
 // cancelled.
-func TestRails_PayoutsOverQuotes_R_TXN_33_43(t *testing.T) {
+func TestRails_PayoutsOverQuotes(t *testing.T) {
 	railsFactorZero(t)
 	eachEnv(t, func(t *testing.T, e *env) {
 		a, _ := e.qtSetup(t)

@@ -32,7 +32,8 @@ func stRows(t *testing.T, r resp) []map[string]any {
 	return out
 }
 
-// R-STMT-01, R-STMT-02, R-STMT-04, R-STMT-08: a change at exactly startDate
+// R-STMT-01, R-STMT-02, R-STMT-04, R-STMT-08 (no fees; with fees:
+// statements_fees_test.go): a change at exactly startDate
 // is in, one at exactly endDate is out; rows carry id, signed amount,
 // effectiveAt and the transaction.
 func TestStatements_HalfOpenWindow_R_STMT_01_R_STMT_02_R_STMT_04(t *testing.T) {

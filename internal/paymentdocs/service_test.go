@@ -143,7 +143,7 @@ func wantCode(t *testing.T, err error, status int, code string) {
 // R-PDOC-02, R-PDOC-06, R-PDOC-07, R-PDOC-08, R-PDOC-09, R-PDOC-11: an
 // upload is UPLOADED, expires 24 hours later, describes the file, has no
 // customerId when the platform sends, and reads back the same.
-func TestUpload_StoresAndReadsBack_R_PDOC_08_09(t *testing.T) {
+func TestUpload_StoresAndReadsBack(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
@@ -479,8 +479,9 @@ func TestAttach_ConcurrentQuotes_R_PDOC_27(t *testing.T) {
 	})
 }
 
-// AttachRequired: the whole quote step, errors in the documented order.
-func TestAttachRequired_R_PDOC_15_24(t *testing.T) {
+// R-PDOC-15, R-PDOC-24: AttachRequired, the whole quote step, errors in
+// the documented order.
+func TestAttachRequired(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)

@@ -99,11 +99,12 @@ func TestTable_DocumentTypes_R_PDOC_10(t *testing.T) {
 	}
 }
 
-// R-PDOC-16..22: every row of the table, requirement ids and accepted
+// R-PDOC-16, R-PDOC-17, R-PDOC-18, R-PDOC-19, R-PDOC-20, R-PDOC-21,
+// R-PDOC-22: every row of the table, requirement ids and accepted
 // types in order; for each purpose, a full set of documents passes (with
 // every alternative), and leaving out any one requirement's document is
 // DOCUMENTS_REQUIRED naming exactly that requirement (R-PDOC-24).
-func TestTable_EveryRow_R_PDOC_16_to_22(t *testing.T) {
+func TestTable_EveryRow(t *testing.T) {
 	for purpose, rows := range specTable {
 		t.Run(purpose, func(t *testing.T) {
 			reqs, ok := Requirements(purpose)

@@ -274,6 +274,12 @@ func Render(row store.Transaction) (Transaction, error) {
 	if err := json.Unmarshal(row.Destination, &out.Destination); err != nil {
 		return Transaction{}, fmt.Errorf("transactions: stored destination of %s: %w", row.ID, err)
 	}
+	if out.Source.OnChainTransaction == nil {
+		out.Source.OnChainTransaction = onChain(out.Source.RailDetails)
+	}
+	if out.Destination.OnChainTransaction == nil {
+		out.Destination.OnChainTransaction = onChain(out.Destination.RailDetails)
+	}
 	if row.ReceivedAmount != nil {
 		r := Amount(*row.ReceivedAmount, row.ReceivedCurrency)
 		out.ReceivedAmount = &r
@@ -312,6 +318,22 @@ func Render(row store.Transaction) (Transaction, error) {
 		out.ReconciliationInstructions = &ReconciliationInstructions{Reference: row.Reference}
 	}
 	return out, nil
+}
+
+// onChain is the deprecated onChainTransaction of a side whose railDetails
+// is ONCHAIN: the same transactionHash and network, still populated
+// alongside railDetails (R-TXN-24); nil for other rails.
+func onChain(railDetails json.RawMessage) json.RawMessage {
+	var d struct {
+		PaymentRail     string `json:"paymentRail"`
+		TransactionHash string `json:"transactionHash"`
+		Network         string `json:"network"`
+	}
+	if len(railDetails) == 0 || json.Unmarshal(railDetails, &d) != nil || d.PaymentRail != "ONCHAIN" || d.TransactionHash == "" {
+		return nil
+	}
+	out, _ := json.Marshal(map[string]string{"transactionHash": d.TransactionHash, "network": d.Network})
+	return out
 }
 
 // Service reads transactions.
