@@ -54,8 +54,10 @@ type InternalAccount struct {
 	FundingPaymentInstructions []PaymentInstructions       `json:"fundingPaymentInstructions"`
 	CardCapabilities           CardCapabilities            `json:"cardCapabilities"`
 	RoutingRule                *RoutingRule                `json:"routingRule,omitempty"`
-	CreatedAt                  time.Time                   `json:"createdAt"`
-	UpdatedAt                  time.Time                   `json:"updatedAt"`
+	// PrivateEnabled is present on EMBEDDED_WALLET accounts only (R-IACCT-02).
+	PrivateEnabled *bool     `json:"privateEnabled,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
 // PaymentInstructions tell a depositor how to pay into the account (Part A

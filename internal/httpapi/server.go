@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/ratelimit"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/tokens"
+	"github.com/paymentsd/paymentsd/internal/wallets"
 )
 
 // Version is the API major version, the first path segment (R-VER-01).
@@ -41,6 +42,12 @@ type Options struct {
 	// host, no trailing slash), the base of hosted KYC links; empty uses
 	// the request's Host over http.
 	PublicURL string
+	// WalletSealer encrypts embedded-wallet secrets at rest (signing keys,
+	// delegated keys). Default: wallets.NewLocalSealer keyed by a random
+	// secret kept in the database (server_secrets "wallet-sealing"), which
+	// protects copies of the wallet tables but not of the whole database;
+	// deployments should configure a key held outside the database.
+	WalletSealer wallets.Sealer
 }
 
 func (o *Options) defaults() {
@@ -87,6 +94,15 @@ func New(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) (*Se
 	}
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.WalletSealer == nil {
+		sealing, err := db.ServerSecret(ctx, "wallet-sealing")
+		if err != nil {
+			return nil, err
+		}
+		if opts.WalletSealer, err = wallets.NewLocalSealer(sealing); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{
 		db:      db,

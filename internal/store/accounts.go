@@ -22,12 +22,14 @@ type InternalAccount struct {
 	Instructions     []byte
 	// RuleDestinationID is the account a RULE_BASED account sweeps to.
 	RuleDestinationID string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// PrivateEnabled is an EMBEDDED_WALLET's privacy setting.
+	PrivateEnabled bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 const internalAccountCols = `id, platform_id, env, customer_id, account_type, currency, status, ledger_account_id,
-	funding_reference, funding_instructions, rule_destination_account_id, created_at, updated_at`
+	funding_reference, funding_instructions, rule_destination_account_id, private_enabled, created_at, updated_at`
 
 // liveAccountOwner keeps the accounts of deleted customers out of reads: they
 // go with their customer.
@@ -40,7 +42,7 @@ func scanInternalAccount(row interface{ Scan(...any) error }) (InternalAccount, 
 	var info string
 	var created, updated int64
 	if err := row.Scan(&a.ID, &a.Tenant.PlatformID, &a.Tenant.Env, &customer, &a.Type, &a.Currency, &a.Status,
-		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &created, &updated); err != nil {
+		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &a.PrivateEnabled, &created, &updated); err != nil {
 		return InternalAccount{}, classify(err)
 	}
 	a.CustomerID, a.RuleDestinationID = customer.String, dest.String
@@ -58,10 +60,10 @@ func iaNullString(s string) sql.NullString { return sql.NullString{String: s, Va
 // a PostgreSQL transaction that must go on.
 func (q Q) InsertInternalAccount(ctx context.Context, a InternalAccount) (bool, error) {
 	res, err := q.exec(ctx, `INSERT INTO internal_accounts (`+internalAccountCols+`, owner_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		a.ID, a.Tenant.PlatformID, a.Tenant.Env, iaNullString(a.CustomerID), a.Type, a.Currency, a.Status,
 		a.LedgerAccountID, a.FundingReference, string(a.Instructions), iaNullString(a.RuleDestinationID),
-		toMicros(a.CreatedAt), toMicros(a.UpdatedAt), a.CustomerID)
+		a.PrivateEnabled, toMicros(a.CreatedAt), toMicros(a.UpdatedAt), a.CustomerID)
 	if err != nil {
 		return false, err
 	}
