@@ -1,8 +1,12 @@
 package httpapi
 
 import (
+	"net/http"
 	"sync"
 
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/signedretry"
 	"github.com/paymentsd/paymentsd/internal/wallets"
 )
 
@@ -22,6 +26,144 @@ func (s *Server) walletService() *wallets.Service {
 	return svc.(*wallets.Service)
 }
 
-// walletRoutes: embedded wallets, their credentials, sessions, signed
-// retries, export and delegated keys (issue 17).
-func (s *Server) walletRoutes() {}
+// walletRoutes: embedded-wallet credentials and sessions (R-EWA-*), with
+// the signed retry of package signedretry (R-AUTH-10..17).
+func (s *Server) walletRoutes() {
+	h := &walletHandlers{svc: s.walletService()}
+	s.handle(route{pattern: "POST /auth/credentials", need: auth.NeedWrite, h: h.createCredential})
+	s.handle(route{pattern: "GET /auth/credentials", need: auth.NeedView, h: h.listCredentials})
+	s.handle(route{pattern: "DELETE /auth/credentials/{id}", need: auth.NeedWrite, h: h.revokeCredential})
+	s.handle(route{pattern: "POST /auth/credentials/{id}/challenge", need: auth.NeedWrite, h: h.challenge})
+	s.handle(route{pattern: "POST /auth/credentials/{id}/verify", need: auth.NeedWrite, h: h.verify})
+	s.handle(route{pattern: "GET /auth/sessions", need: auth.NeedView, h: h.listSessions})
+	s.handle(route{pattern: "DELETE /auth/sessions/{id}", need: auth.NeedWrite, h: h.revokeSession})
+	s.handle(route{pattern: "POST /auth/sessions/{id}/refresh", need: auth.NeedWrite, h: h.refreshSession})
+}
+
+type walletHandlers struct{ svc *wallets.Service }
+
+// incoming is the signed-retry view of a request.
+func incoming(r *http.Request) signedretry.Incoming {
+	return signedretry.Incoming{TokenID: principal(r).TokenID, Method: r.Method, Path: r.URL.Path, Body: bodyOf(r),
+		Signature: r.Header.Get(signedretry.HeaderSignature), RequestID: r.Header.Get(signedretry.HeaderRequestID)}
+}
+
+// writeOutcome answers a signed-retry operation: 202 with the challenge, or
+// the result with status (204 without a body).
+func writeOutcome[T any](w http.ResponseWriter, o wallets.Outcome[T], status int) {
+	switch {
+	case o.Challenge != nil:
+		writeJSON(w, http.StatusAccepted, o.Challenge)
+	case status == http.StatusNoContent:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeJSON(w, status, o.Result)
+	}
+}
+
+// accountIDQuery reads the required accountId filter of the auth lists.
+func accountIDQuery(r *http.Request) (string, error) {
+	v := r.URL.Query().Get("accountId")
+	if v == "" {
+		var f apierr.Fields
+		f.Add("accountId", apierr.Required, "is required: the EMBEDDED_WALLET internal account")
+		return "", f.Err()
+	}
+	return v, nil
+}
+
+func (h *walletHandlers) createCredential(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.CreateCredentialRequest
+	if err := decode(r, &req, func(req wallets.CreateCredentialRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	out, err := h.svc.CreateCredential(r.Context(), principal(r).Tenant, incoming(r), req)
+	if err != nil {
+		return err
+	}
+	writeOutcome(w, out, http.StatusCreated)
+	return nil
+}
+
+func (h *walletHandlers) listCredentials(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := accountIDQuery(r)
+	if err != nil {
+		return err
+	}
+	list, err := h.svc.ListCredentials(r.Context(), principal(r).Tenant, accountID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+	return nil
+}
+
+func (h *walletHandlers) revokeCredential(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.svc.RevokeCredential(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeOutcome(w, out, http.StatusNoContent)
+	return nil
+}
+
+func (h *walletHandlers) challenge(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.ClientKeyRequest
+	if err := decode(r, &req, func(req wallets.ClientKeyRequest) error { return req.ValidateOptional() }); err != nil {
+		return err
+	}
+	out, err := h.svc.ChallengeCredential(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *walletHandlers) verify(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.VerifyRequest
+	if err := decode(r, &req, func(req wallets.VerifyRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	out, err := h.svc.VerifyCredential(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeOutcome(w, out, http.StatusOK)
+	return nil
+}
+
+func (h *walletHandlers) listSessions(w http.ResponseWriter, r *http.Request) error {
+	accountID, err := accountIDQuery(r)
+	if err != nil {
+		return err
+	}
+	list, err := h.svc.ListSessions(r.Context(), principal(r).Tenant, accountID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+	return nil
+}
+
+func (h *walletHandlers) revokeSession(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.svc.RevokeSession(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeOutcome(w, out, http.StatusNoContent)
+	return nil
+}
+
+func (h *walletHandlers) refreshSession(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.ClientKeyRequest
+	if err := decode(r, &req, func(req wallets.ClientKeyRequest) error { return req.ValidateRequired() }); err != nil {
+		return err
+	}
+	out, err := h.svc.RefreshSession(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeOutcome(w, out, http.StatusOK)
+	return nil
+}

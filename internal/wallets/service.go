@@ -22,6 +22,9 @@ import (
 type Service struct {
 	DB     *store.DB
 	Sealer Sealer
+	// Sender delivers production one-time codes; sandbox codes are fixed
+	// and never sent. Without it production OTP challenges are refused.
+	Sender OTPSender
 	Log    *slog.Logger
 }
 
