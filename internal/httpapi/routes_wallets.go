@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"net/http"
 	"sync"
 
@@ -29,7 +30,7 @@ func (s *Server) walletService() *wallets.Service {
 // walletRoutes: embedded-wallet credentials and sessions (R-EWA-*), with
 // the signed retry of package signedretry (R-AUTH-10..17).
 func (s *Server) walletRoutes() {
-	h := &walletHandlers{svc: s.walletService()}
+	h := &walletHandlers{svc: s.walletService(), accounts: s.accountService}
 	s.handle(route{pattern: "POST /auth/credentials", need: auth.NeedWrite, h: h.createCredential})
 	s.handle(route{pattern: "GET /auth/credentials", need: auth.NeedView, h: h.listCredentials})
 	s.handle(route{pattern: "DELETE /auth/credentials/{id}", need: auth.NeedWrite, h: h.revokeCredential})
@@ -38,9 +39,18 @@ func (s *Server) walletRoutes() {
 	s.handle(route{pattern: "GET /auth/sessions", need: auth.NeedView, h: h.listSessions})
 	s.handle(route{pattern: "DELETE /auth/sessions/{id}", need: auth.NeedWrite, h: h.revokeSession})
 	s.handle(route{pattern: "POST /auth/sessions/{id}/refresh", need: auth.NeedWrite, h: h.refreshSession})
+	s.handle(route{pattern: "PATCH /internal-accounts/{id}", need: auth.NeedWrite, h: h.setPrivacy})
+	s.handle(route{pattern: "POST /internal-accounts/{id}/export", need: auth.NeedWrite, h: h.export})
+	s.handle(route{pattern: "POST /auth/delegated-keys", need: auth.NeedWrite, h: h.createDelegatedKey})
+	s.handle(route{pattern: "GET /auth/delegated-keys", need: auth.NeedView, h: h.listDelegatedKeys})
+	s.handle(route{pattern: "GET /auth/delegated-keys/{id}", need: auth.NeedView, h: h.getDelegatedKey})
+	s.handle(route{pattern: "DELETE /auth/delegated-keys/{id}", need: auth.NeedWrite, h: h.revokeDelegatedKey})
 }
 
-type walletHandlers struct{ svc *wallets.Service }
+type walletHandlers struct {
+	svc      *wallets.Service
+	accounts func() *accounts.Service
+}
 
 // incoming is the signed-retry view of a request.
 func incoming(r *http.Request) signedretry.Incoming {
@@ -165,5 +175,78 @@ func (h *walletHandlers) refreshSession(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	writeOutcome(w, out, http.StatusOK)
+	return nil
+}
+
+func (h *walletHandlers) setPrivacy(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.PrivacyRequest
+	if err := decode(r, &req, func(req wallets.PrivacyRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	out, err := h.svc.SetPrivacy(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"), req)
+	if err != nil || out.Challenge != nil {
+		if err == nil {
+			writeOutcome(w, out, http.StatusOK)
+		}
+		return err
+	}
+	a, err := h.accounts().Get(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *walletHandlers) export(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.ClientKeyRequest
+	if err := decode(r, &req, func(req wallets.ClientKeyRequest) error { return req.ValidateRequired() }); err != nil {
+		return err
+	}
+	out, err := h.svc.Export(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeOutcome(w, out, http.StatusOK)
+	return nil
+}
+
+func (h *walletHandlers) createDelegatedKey(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.DelegatedKeyRequest
+	if err := decode(r, &req, func(req wallets.DelegatedKeyRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	out, err := h.svc.CreateDelegatedKey(r.Context(), principal(r).Tenant, incoming(r), req)
+	if err != nil {
+		return err
+	}
+	writeOutcome(w, out, http.StatusCreated)
+	return nil
+}
+
+func (h *walletHandlers) listDelegatedKeys(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	list, err := h.svc.ListDelegatedKeys(r.Context(), principal(r).Tenant, q.Get("accountId"), q.Get("fundingSourceId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+	return nil
+}
+
+func (h *walletHandlers) getDelegatedKey(w http.ResponseWriter, r *http.Request) error {
+	k, err := h.svc.GetDelegatedKey(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, k)
+	return nil
+}
+
+func (h *walletHandlers) revokeDelegatedKey(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.RevokeDelegatedKey(r.Context(), principal(r).Tenant, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

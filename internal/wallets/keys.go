@@ -135,3 +135,5 @@ func (s *Service) walletPrivateKey(ctx context.Context, q store.Q, t store.Tenan
 	}
 	return s.openKey(row.SealedPrivateKey, walletKeyAD(accountID))
 }
+
+func hexString(b []byte) string { return hex.EncodeToString(b) }

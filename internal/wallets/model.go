@@ -61,7 +61,7 @@ type AuthSession struct {
 // challenge and the type of the credential concerned.
 type AuthChallenge struct {
 	signedretry.Challenge
-	Type string `json:"type"`
+	Type string `json:"type,omitempty"`
 }
 
 // Outcome is what a signed-retry operation answers: a challenge (202) or

@@ -25,6 +25,9 @@ type Service struct {
 	// Sender delivers production one-time codes; sandbox codes are fixed
 	// and never sent. Without it production OTP challenges are refused.
 	Sender OTPSender
+	// Delegation checks the card or agent of a delegated key and reacts to
+	// revocations (the cards and agents capabilities plug in here).
+	Delegation Delegation
 	Log    *slog.Logger
 }
 
