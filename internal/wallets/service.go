@@ -28,7 +28,7 @@ type Service struct {
 	// Delegation checks the card or agent of a delegated key and reacts to
 	// revocations (the cards and agents capabilities plug in here).
 	Delegation Delegation
-	Log    *slog.Logger
+	Log        *slog.Logger
 }
 
 // New returns a service over db that seals secrets with sealer.
