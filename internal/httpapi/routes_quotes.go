@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"github.com/paymentsd/paymentsd/internal/signedretry"
 	"net/http"
 	"sync"
 	"time"
@@ -47,6 +48,8 @@ func (s *Server) quoteService() *quotes.Service {
 		External: s.externalAccountService(),
 		Docs:     s.PaymentDocuments,
 		Submit:   rails.Submit,
+		// Quotes from an embedded wallet execute only with a stamp of it.
+		WalletStamp: s.walletService().VerifyQuoteStamp,
 	}
 	v, _ := quoteServices.LoadOrStore(s, svc)
 	return v.(*quotes.Service)
@@ -129,7 +132,8 @@ func (h *quoteHandlers) execute(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	quoteRecordStatus(r, http.StatusOK)
-	q, err := h.svc.Execute(r.Context(), principal(r).Tenant, r.PathValue("quoteId"))
+	q, err := h.svc.ExecuteSigned(r.Context(), principal(r).Tenant, r.PathValue("quoteId"),
+		r.Header.Get(signedretry.HeaderSignature))
 	if err != nil {
 		return err
 	}

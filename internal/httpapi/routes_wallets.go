@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"github.com/paymentsd/paymentsd/internal/accounts"
+	"github.com/paymentsd/paymentsd/internal/customers"
 	"net/http"
 	"sync"
 
@@ -25,6 +26,13 @@ func (s *Server) walletService() *wallets.Service {
 	}
 	svc, _ := walletServices.LoadOrStore(s, wallets.New(s.db, s.opts.WalletSealer, s.log))
 	return svc.(*wallets.Service)
+}
+
+// withWallets wires embedded wallets into a customers service: a contact
+// change tied to wallet OTP credentials is signed (wallets.ContactChange).
+func (s *Server) withWallets(svc *customers.Service) *customers.Service {
+	svc.ContactChange = s.walletService().ContactChange
+	return svc
 }
 
 // walletRoutes: embedded-wallet credentials and sessions (R-EWA-*), with

@@ -16,7 +16,7 @@ import (
 func (e *env) wlSetup(t *testing.T) *walletClient {
 	t.Helper()
 	e.wlEnable(t)
-	return e.wlClient(t, e.acCustomer(t))
+	return e.wlClient(t, e.qtCustomer(t))
 }
 
 // R-EWA-01, R-EWA-06, R-EWA-07, R-EWA-32: an EMAIL_OTP credential gets a

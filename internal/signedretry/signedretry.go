@@ -209,3 +209,17 @@ func quoteID(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+type incomingKey struct{}
+
+// WithIncoming carries a request's signed-retry view to services whose
+// signatures do not take it (a hook inside another capability's update).
+func WithIncoming(ctx context.Context, in Incoming) context.Context {
+	return context.WithValue(ctx, incomingKey{}, in)
+}
+
+// FromContext returns what WithIncoming stored, if anything.
+func FromContext(ctx context.Context) (Incoming, bool) {
+	in, ok := ctx.Value(incomingKey{}).(Incoming)
+	return in, ok
+}

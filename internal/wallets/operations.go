@@ -154,3 +154,15 @@ func (s *Service) sealExport(ctx context.Context, q store.Q, t store.Tenant, acc
 		PrivateKey: hexString(scalar(k))})
 	return hpkeSeal(to, InfoExport, pt)
 }
+
+// VerifyQuoteStamp checks, inside a quote execution's transaction, the
+// stamp over a quote's payloadToSign: it must verify and be made by an
+// active session key of the source wallet (R-AUTH-13). The quote's status
+// change in the same transaction makes the execution happen once.
+func (s *Service) VerifyQuoteStamp(ctx context.Context, tx *store.Tx, t store.Tenant, accountID, stamp, payload string) error {
+	_, err := signedretry.VerifyPayload(stamp, payload, func(st signedretry.Stamp) error {
+		_, err := sessionFor(ctx, tx.Q, t, accountID, st.PublicKey, "", "")
+		return err
+	})
+	return err
+}
