@@ -136,8 +136,6 @@ type resolved struct {
 	source           QuoteSource
 	dest             QuoteDestination
 	instructions     json.RawMessage
-	// walletSource: the source is an EMBEDDED_WALLET (execution is signed).
-	walletSource bool
 	beneficiaryType  string
 	destKind         paymentdocs.DestinationKind
 	txSource         transactions.Source
@@ -146,6 +144,8 @@ type resolved struct {
 	txType           string
 	txDirection      string
 	sourceCustomerID string
+	// walletSource: the source is an EMBEDDED_WALLET (execution is signed).
+	walletSource bool
 }
 
 // internalAccounts reads the internal accounts a request names, source and

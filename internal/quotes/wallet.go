@@ -30,8 +30,8 @@ func walletInstructions(q Quote) (json.RawMessage, string, error) {
 		return nil, "", err
 	}
 	instr, err := json.Marshal([]map[string]any{{
-		"instructionsNotes": "Sign payloadToSign with a session key of the wallet and send the stamp as Service-Wallet-Signature on POST /quotes/{quoteId}/execute.",
-		"isPlatformAccount": false,
+		"instructionsNotes":   "Sign payloadToSign with a session key of the wallet and send the stamp as Service-Wallet-Signature on POST /quotes/{quoteId}/execute.",
+		"isPlatformAccount":   false,
 		"accountOrWalletInfo": map[string]string{"accountType": "EMBEDDED_WALLET", "payloadToSign": string(p)},
 	}})
 	return instr, string(p), err
