@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"encoding/hex"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +134,36 @@ func TestWallets_CredentialScoping_R_EWA_32_R_EWA_33_R_EWA_34(t *testing.T) {
 		usd := e.acAccount(t, "", "USD")["id"].(string)
 		expect(t, c.do("POST", "/auth/credentials", cobj{"type": "EMAIL_OTP", "accountId": usd}), http.StatusNotFound, "ACCOUNT_NOT_FOUND")
 		expect(t, c.do("POST", "/auth/credentials", cobj{"type": "TOTP", "accountId": "x"}), http.StatusBadRequest, "INVALID_INPUT")
+	})
+}
+
+// R-EWA-11: a compressed client key gets no key material; an uncompressed
+// one (the deprecated legacy flow) gets encryptedSessionSigningKey, the
+// session key sealed to it, which then signs for the wallet.
+func TestWallets_LegacySessionKey_R_EWA_11(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		c, _, sess, key := e.wlLoggedIn(t)
+		if _, ok := sess["encryptedSessionSigningKey"]; ok {
+			t.Fatal("key material for a compressed client key")
+		}
+		eph := ephemeral(t)
+		body := cobj{"clientPublicKey": hex.EncodeToString(eph.PublicKey().Bytes())} // uncompressed, 04…
+		r := c.signed("POST", "/auth/sessions/"+sess["id"].(string)+"/refresh", body, key)
+		expect(t, r, http.StatusOK, "")
+		legacy := r.JSON(t)
+		sealed, _ := legacy["encryptedSessionSigningKey"].(string)
+		raw, err := wallets.OpenBundle(eph, wallets.InfoLegacy, sealed)
+		if err != nil {
+			t.Fatalf("encryptedSessionSigningKey %q: %v", sealed, err)
+		}
+		sk, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), raw)
+		if err != nil || wallets.CompressedHex(&sk.PublicKey) != legacy["publicKey"] {
+			t.Fatalf("sealed key does not match the session's public key: %v", err)
+		}
+		expect(t, c.signed("DELETE", "/auth/sessions/"+legacy["id"].(string), nil, sk), http.StatusNoContent, "")
+		r = c.do("GET", "/auth/sessions?accountId="+c.accountID, nil)
+		if strings.Contains(string(r.Body), "encryptedSessionSigningKey") {
+			t.Fatal("key material in the session list")
+		}
 	})
 }
