@@ -91,3 +91,44 @@ func TestWallets_KeysAndProvisioning(t *testing.T) {
 		}
 	})
 }
+
+// Signed requests complete once; purging removes expired first steps and
+// old completed ones, and keeps what may still be retried.
+func TestSignedRequests_FinishOnceAndPurge(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		mk := func(expires time.Time) store.SignedRequest {
+			return store.SignedRequest{ID: id.New("Request"), Tenant: sbx, TokenID: "tok", Method: "POST", Path: "/x",
+				BodySHA256: "h", AccountID: "a", Operation: "OP", Params: []byte(`{}`), Payload: "p", Status: "PENDING",
+				ExpiresAt: expires, CreatedAt: now}
+		}
+		old, fresh, done := mk(now.Add(-time.Hour)), mk(now.Add(time.Hour)), mk(now.Add(-time.Hour))
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			for _, r := range []store.SignedRequest{old, fresh, done} {
+				if err := tx.InsertSignedRequest(ctx, r); err != nil {
+					return err
+				}
+			}
+			return tx.FinishSignedRequest(ctx, sbx, done.ID, "COMPLETED", "", now.Add(-time.Hour))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		err := db.InTx(ctx, func(tx *store.Tx) error { return tx.FinishSignedRequest(ctx, sbx, done.ID, "COMPLETED", "", now) })
+		if !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second completion: %v", err)
+		}
+		if _, err := db.Read().LockSignedRequest(ctx, prd, fresh.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("cross-tenant read: %v", err)
+		}
+		n, err := db.Write().PurgeSignedRequests(ctx, now, 100)
+		if err != nil || n != 2 {
+			t.Fatalf("purged %d: %v", n, err)
+		}
+		if _, err := db.Read().LockSignedRequest(ctx, sbx, fresh.ID); err != nil {
+			t.Fatalf("a live request was purged: %v", err)
+		}
+	})
+}
