@@ -75,20 +75,6 @@ type Outcome[T any] struct {
 type CreateCredentialRequest struct {
 	Type      *string `json:"type"`
 	AccountID *string `json:"accountId"`
-	// OAUTH
-	OidcToken *string `json:"oidcToken"`
-	// PASSKEY
-	Nickname    *string             `json:"nickname"`
-	Challenge   *string             `json:"challenge"`
-	Attestation *PasskeyAttestation `json:"attestation"`
-}
-
-// PasskeyAttestation is a WebAuthn registration response.
-type PasskeyAttestation struct {
-	CredentialID      *string  `json:"credentialId"`
-	ClientDataJson    *string  `json:"clientDataJson"`
-	AttestationObject *string  `json:"attestationObject"`
-	Transports        []string `json:"transports"`
 }
 
 // Validate checks the request on its own.
@@ -100,18 +86,11 @@ func (r *CreateCredentialRequest) Validate() error {
 	} else if !id.Valid(id.InternalAccount, *r.AccountID) {
 		f.Add("accountId", apierr.Pattern, "must be an internal account id such as InternalAccount:0199a1b2-…")
 	}
-	if r.Type != nil {
-		switch *r.Type {
-		case TypeOAuth:
-			if r.OidcToken == nil || *r.OidcToken == "" {
-				f.Add("oidcToken", apierr.Required, "is required for OAUTH: the OIDC ID token")
-			}
-		}
-	}
 	return f.Err()
 }
 
-// supportedTypes are the credential types this server implements.
+// supportedTypes are the credential types this server implements (OAUTH
+// and PASSKEY are not implemented yet).
 var supportedTypes = []string{TypeEmailOTP, TypeSMSOTP}
 
 func validType(f *apierr.Fields, t *string) {
@@ -125,42 +104,16 @@ func validType(f *apierr.Fields, t *string) {
 
 // VerifyRequest is the body of POST /auth/credentials/{id}/verify.
 type VerifyRequest struct {
-	Type               *string           `json:"type"`
-	EncryptedOtpBundle *string           `json:"encryptedOtpBundle"`
-	OidcToken          *string           `json:"oidcToken"`
-	ClientPublicKey    *string           `json:"clientPublicKey"`
-	Assertion          *PasskeyAssertion `json:"assertion"`
-}
-
-// PasskeyAssertion is a WebAuthn authentication response.
-type PasskeyAssertion struct {
-	CredentialID      *string `json:"credentialId"`
-	ClientDataJson    *string `json:"clientDataJson"`
-	AuthenticatorData *string `json:"authenticatorData"`
-	Signature         *string `json:"signature"`
-	UserHandle        *string `json:"userHandle"`
+	Type               *string `json:"type"`
+	EncryptedOtpBundle *string `json:"encryptedOtpBundle"`
 }
 
 // Validate checks the request on its own.
 func (r *VerifyRequest) Validate() error {
 	var f apierr.Fields
 	validType(&f, r.Type)
-	if r.Type != nil {
-		switch *r.Type {
-		case TypeEmailOTP, TypeSMSOTP:
-			if r.EncryptedOtpBundle == nil || *r.EncryptedOtpBundle == "" {
-				f.Add("encryptedOtpBundle", apierr.Required, "is required: the HPKE-sealed code and public key")
-			}
-		case TypeOAuth:
-			if r.OidcToken == nil || *r.OidcToken == "" {
-				f.Add("oidcToken", apierr.Required, "is required for OAUTH: a fresh OIDC ID token")
-			}
-			clientKey(&f, "clientPublicKey", r.ClientPublicKey, true)
-		case TypePasskey:
-			if r.Assertion == nil {
-				f.Add("assertion", apierr.Required, "is required for PASSKEY: the WebAuthn assertion")
-			}
-		}
+	if r.EncryptedOtpBundle == nil || *r.EncryptedOtpBundle == "" {
+		f.Add("encryptedOtpBundle", apierr.Required, "is required: the HPKE-sealed code and public key")
 	}
 	return f.Err()
 }
