@@ -55,9 +55,11 @@ type InternalAccount struct {
 	CardCapabilities           CardCapabilities            `json:"cardCapabilities"`
 	RoutingRule                *RoutingRule                `json:"routingRule,omitempty"`
 	// Suspense marks a platform suspense account (see suspense.go).
-	Suspense  bool      `json:"suspense,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Suspense bool `json:"suspense,omitempty"`
+	// PrivateEnabled is present on EMBEDDED_WALLET accounts only (R-IACCT-02).
+	PrivateEnabled *bool     `json:"privateEnabled,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
 // PaymentInstructions tell a depositor how to pay into the account (Part A

@@ -46,6 +46,11 @@ type Service struct {
 	// settlement closes, per environment (see BalanceChanges). Defaults:
 	// DefaultSandboxSettlementDelay and DefaultProductionSettlementDelay.
 	SandboxSettlementDelay, ProductionSettlementDelay time.Duration
+	// NewWalletTx gives a newly provisioned EMBEDDED_WALLET account its
+	// signing key inside the creating transaction (package wallets). While
+	// it is nil no wallet is provisioned: a wallet without a key could never
+	// be used.
+	NewWalletTx func(ctx context.Context, tx *store.Tx, account store.InternalAccount) error
 }
 
 // Default settlement delays. Production waits a day, the time card
@@ -154,7 +159,7 @@ func (s *Service) ProvisionTx(ctx context.Context, tx *store.Tx, t store.Tenant,
 			return err
 		}
 	}
-	return nil
+	return s.provisionWalletTx(ctx, tx, t, customerID)
 }
 
 // ensureBatch bounds the accounts one ensuring transaction creates.
@@ -164,6 +169,11 @@ const ensureBatch = 200
 // when platform is set, else those of the tenant's live customers (only
 // customerID's when it is not empty).
 func (s *Service) Ensure(ctx context.Context, t store.Tenant, platform bool, customerID string) error {
+	if !platform {
+		if err := s.ensureWallets(ctx, t, customerID); err != nil {
+			return err
+		}
+	}
 	curs, err := SupportedCurrencies(ctx, s.DB.Read(), t)
 	if err != nil {
 		return err
@@ -230,6 +240,10 @@ func render(row store.InternalAccount, b store.LedgerBalance) (InternalAccount, 
 	}
 	if row.Type == TypeRuleBased {
 		out.RoutingRule = &RoutingRule{DestinationAccountID: row.RuleDestinationID}
+	}
+	if row.Type == TypeEmbeddedWallet {
+		private := row.PrivateEnabled
+		out.PrivateEnabled = &private
 	}
 	return out, nil
 }

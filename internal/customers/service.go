@@ -44,6 +44,12 @@ type Service struct {
 	// customer's internal accounts there). An error rolls the creation
 	// back. Nil does nothing.
 	OnCreate func(ctx context.Context, tx *store.Tx, t store.Tenant, c Customer) error
+	// ContactChange runs inside an update's transaction when it changes the
+	// email (email set) or phone number (phone set), before anything of the
+	// customer is written: embedded wallets whose OTP credentials are tied
+	// to them need the change signed. A non-nil challenge stops the update
+	// there (Update returns *Challenged; what the hook wrote commits).
+	ContactChange func(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string, email, phone *string) (challenge any, err error)
 	// Senders deliver one-time codes, per environment. Sandbox sends are
 	// recorded (and logged with the code, which is always 123456);
 	// production sends are logged without the code until a real email/SMS
@@ -307,7 +313,9 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, customerID string,
 	}
 	list := consents(req.AgreementConsents, req.EndUserTermsConsent)
 	var out Customer
+	var challenged any
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		challenged = nil
 		row, err := getLive(ctx, tx.Q, t, customerID, true)
 		if err != nil {
 			return err
@@ -331,6 +339,14 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, customerID string,
 		}
 		if req.PlatformCustomerID != nil {
 			row.PlatformCustomerID = *req.PlatformCustomerID
+		}
+		if s.ContactChange != nil {
+			email, phone := changed(cur.Email, next.Email), changed(cur.PhoneNumber, next.PhoneNumber)
+			if email != nil || phone != nil {
+				if challenged, err = s.ContactChange(ctx, tx, t, row.ID, email, phone); err != nil || challenged != nil {
+					return err
+				}
+			}
 		}
 		if err := setProfile(&row, next); err != nil {
 			return err
@@ -361,7 +377,24 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, customerID string,
 	if err != nil {
 		return Customer{}, err
 	}
+	if challenged != nil {
+		return Customer{}, &Challenged{Challenge: challenged}
+	}
 	return out, nil
+}
+
+// Challenged is Update's answer when the change must be signed first: the
+// challenge to answer with (202), the customer unchanged.
+type Challenged struct{ Challenge any }
+
+func (c *Challenged) Error() string { return "customers: the update needs a signed retry" }
+
+// changed is the new value of a contact field when it changes to a value.
+func changed(cur, next *string) *string {
+	if next != nil && (cur == nil || *cur != *next) {
+		return next
+	}
+	return nil
 }
 
 // Delete removes a customer from the API (R-CUST-02): it disappears from

@@ -9,8 +9,9 @@ import (
 // (R-IDEM-02 needs at least 24 hours).
 const IdempotencyRetention = 48 * time.Hour
 
-// RunMaintenance purges expired idempotency keys every few minutes until ctx
-// ends. Every node may run it; the deletes are idempotent. It also keeps the
+// RunMaintenance purges expired idempotency keys and signed-retry requests
+// every few minutes until ctx ends. Every node may run it; the deletes are
+// idempotent. It also keeps the
 // planner's statistics fresh (store.RefreshPlannerStatistics).
 func (s *Server) RunMaintenance(ctx context.Context) {
 	go s.refreshStatistics(ctx)
@@ -22,6 +23,14 @@ func (s *Server) RunMaintenance(ctx context.Context) {
 			s.log.Warn("purge idempotency keys", "error", err.Error())
 		} else if n > 0 {
 			s.log.Debug("purged idempotency keys", "count", n)
+		}
+		// Signed-retry requests: expired first steps and burned ones, after
+		// the same retention (a purged Request-Id is then REQUEST_NOT_FOUND,
+		// still refused).
+		if n, err := s.db.Write().PurgeSignedRequests(ctx, s.db.Now().Add(-IdempotencyRetention), 1000); err != nil && ctx.Err() == nil {
+			s.log.Warn("purge signed requests", "error", err.Error())
+		} else if n > 0 {
+			s.log.Debug("purged signed requests", "count", n)
 		}
 		select {
 		case <-ctx.Done():

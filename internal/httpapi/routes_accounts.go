@@ -38,7 +38,9 @@ func (s *Server) accountService() *accounts.Service {
 	if svc, ok := accountServices.Load(s); ok {
 		return svc.(*accounts.Service)
 	}
-	svc, _ := accountServices.LoadOrStore(s, accounts.New(s.db, s.log))
+	fresh := accounts.New(s.db, s.log)
+	fresh.NewWalletTx = s.walletService().NewWalletTx
+	svc, _ := accountServices.LoadOrStore(s, fresh)
 	return svc.(*accounts.Service)
 }
 

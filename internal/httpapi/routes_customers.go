@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"github.com/paymentsd/paymentsd/internal/signedretry"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,7 +60,7 @@ func (s *Server) customerService() *customers.Service {
 	if svc, ok := customerServices.Load(s); ok {
 		return svc.(*customers.Service)
 	}
-	svc, _ := customerServices.LoadOrStore(s, s.withAccounts(customers.New(s.db, s.log)))
+	svc, _ := customerServices.LoadOrStore(s, s.withWallets(s.withAccounts(customers.New(s.db, s.log))))
 	return svc.(*customers.Service)
 }
 
@@ -102,7 +103,14 @@ func (h *customerHandlers) update(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, &req, func(req customers.UpdateRequest) error { return req.Validate(h.s.db.Now(), h.svc.Catalog) }); err != nil {
 		return err
 	}
-	c, err := h.svc.Update(r.Context(), principal(r).Tenant, r.PathValue("customerId"), req)
+	// A contact change tied to embedded-wallet credentials is a signed retry.
+	ctx := signedretry.WithIncoming(r.Context(), incoming(r))
+	c, err := h.svc.Update(ctx, principal(r).Tenant, r.PathValue("customerId"), req)
+	var challenged *customers.Challenged
+	if errors.As(err, &challenged) {
+		writeJSON(w, http.StatusAccepted, challenged.Challenge)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"github.com/paymentsd/paymentsd/internal/signedretry"
 	"net/http"
 	"sync"
 	"time"
@@ -49,6 +50,8 @@ func (s *Server) quoteService() *quotes.Service {
 		Submit:   rails.Submit,
 
 		DailyVolumeLimit: s.opts.DailyVolumeLimit,
+		// Quotes from an embedded wallet execute only with a stamp of it.
+		WalletStamp: s.walletService().VerifyQuoteStamp,
 	}
 	v, _ := quoteServices.LoadOrStore(s, svc)
 	return v.(*quotes.Service)
@@ -131,7 +134,8 @@ func (h *quoteHandlers) execute(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	quoteRecordStatus(r, http.StatusOK)
-	q, err := h.svc.Execute(r.Context(), principal(r).Tenant, r.PathValue("quoteId"))
+	q, err := h.svc.ExecuteSigned(r.Context(), principal(r).Tenant, r.PathValue("quoteId"),
+		r.Header.Get(signedretry.HeaderSignature))
 	if err != nil {
 		return err
 	}

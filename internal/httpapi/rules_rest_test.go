@@ -15,7 +15,6 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
-
 // R-TOKCFG-04: an unknown token id is 404 TOKEN_NOT_FOUND on GET and DELETE;
 // so are a deleted token and a token of the other environment, and a refused
 // DELETE revokes nothing.

@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/ratelimit"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/tokens"
+	"github.com/paymentsd/paymentsd/internal/wallets"
 	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
 
@@ -50,6 +51,13 @@ type Options struct {
 	// sent (default webhooks.AddressesAuto; cmd/paymentsd passes the same
 	// setting to the delivery workers).
 	WebhookAddresses webhooks.Addresses
+	// WalletSealer encrypts embedded-wallet secrets at rest (signing keys,
+	// delegated keys). Default: wallets.NewLocalSealer keyed by a random
+	// data key kept in server_secrets ("wallet-sealing"), which the store
+	// itself seals under the operator's key-encryption keys (internal/keyring),
+	// so a copy of the database without the key file opens no wallet key, and
+	// rotating the key-encryption keys re-seals the data key.
+	WalletSealer wallets.Sealer
 }
 
 func (o *Options) defaults() {
@@ -102,6 +110,15 @@ func New(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) (*Se
 	}
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.WalletSealer == nil {
+		sealing, err := db.ServerSecret(ctx, "wallet-sealing")
+		if err != nil {
+			return nil, err
+		}
+		if opts.WalletSealer, err = wallets.NewLocalSealer(sealing); err != nil {
+			return nil, err
+		}
 	}
 	guard := webhooks.NewGuard(db, opts.WebhookAddresses)
 	s := &Server{

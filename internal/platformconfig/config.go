@@ -27,8 +27,10 @@ type Config struct {
 	CardConfigs                     CardConfigs      `json:"cardConfigs"`
 	CardTokenization2faConfig       Tokenization2FA  `json:"cardTokenization2faConfig"`
 	SkipVerificationPaperwork       bool             `json:"skipVerificationPaperwork"`
-	CreatedAt                       time.Time        `json:"createdAt"`
-	UpdatedAt                       time.Time        `json:"updatedAt"`
+	// EmbeddedWalletConfig is present once embedded wallets are enabled.
+	EmbeddedWalletConfig *EmbeddedWalletConfig `json:"embeddedWalletConfig,omitempty"`
+	CreatedAt            time.Time             `json:"createdAt"`
+	UpdatedAt            time.Time             `json:"updatedAt"`
 }
 
 // CurrencyConfig is one supported currency and its send bounds.
@@ -106,6 +108,8 @@ type document struct {
 	// verification outcome at creation, without documents, as on a regulated
 	// platform (R-SBX-12).
 	SkipVerificationPaperwork bool `json:"skipVerificationPaperwork,omitempty"`
+	// EmbeddedWalletConfig enables embedded wallets when present.
+	EmbeddedWalletConfig *EmbeddedWalletConfig `json:"embeddedWalletConfig,omitempty"`
 }
 
 // defaultDocument is a new tenant's configuration: USD only, no webhook yet.
@@ -223,6 +227,7 @@ func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config,
 		FeeConfigs: doc.FeeConfigs, CardConfigs: doc.CardConfigs,
 		CardTokenization2faConfig: doc.CardTokenization2faConfig,
 		SkipVerificationPaperwork: doc.SkipVerificationPaperwork,
+		EmbeddedWalletConfig:      doc.EmbeddedWalletConfig,
 		CreatedAt:                 row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}, nil
 }

@@ -25,6 +25,7 @@ type Patch struct {
 	CardConfigs               *CardConfigsPatch      `json:"cardConfigs"`
 	CardTokenization2faConfig *Tokenization2FAPatch  `json:"cardTokenization2faConfig"`
 	SkipVerificationPaperwork *bool                  `json:"skipVerificationPaperwork"`
+	EmbeddedWalletConfig      *EmbeddedWalletPatch   `json:"embeddedWalletConfig"`
 }
 
 // CurrencyInput is one entry of supportedCurrencies as sent.
@@ -153,6 +154,9 @@ func (p Patch) Validate(env string) error {
 			maxLen(&f, "cardTokenization2faConfig.sms.templateSid", s.TemplateSid, 64)
 			maxLen(&f, "cardTokenization2faConfig.sms.bodyText", s.BodyText, 480)
 		}
+	}
+	if p.EmbeddedWalletConfig != nil {
+		p.EmbeddedWalletConfig.validate(&f)
 	}
 	return f.Err()
 }
@@ -334,6 +338,9 @@ func (p Patch) apply(doc document) document {
 			setOpt(&cur.Sms.TemplateSid, s.TemplateSid)
 			setOpt(&cur.Sms.BodyText, s.BodyText)
 		}
+	}
+	if p.EmbeddedWalletConfig != nil {
+		doc.EmbeddedWalletConfig = p.EmbeddedWalletConfig.apply(doc.EmbeddedWalletConfig)
 	}
 	return doc
 }

@@ -260,6 +260,9 @@ type plan struct {
 	ImmediatelyExec   bool   `json:"immediatelyExecute,omitempty"`
 	SendingCurrency   string `json:"sendingCurrency"`
 	ReceivingCurrency string `json:"receivingCurrency"`
+	// WalletPayload is set when the source is an EMBEDDED_WALLET: execution
+	// needs a stamp over it by a session key of the wallet.
+	WalletPayload string `json:"walletPayload,omitempty"`
 }
 
 // document is the stored JSON of a quote.

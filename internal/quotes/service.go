@@ -85,6 +85,9 @@ type Service struct {
 	// that has none of its own (store.SetDailyVolumeLimit); 0 means
 	// DefaultDailyVolumeLimit.
 	DailyVolumeLimit int64
+	// WalletStamp checks, in the execution's transaction, the stamp over the
+	// payloadToSign of a quote from an EMBEDDED_WALLET (wallets.Service).
+	WalletStamp func(ctx context.Context, tx *store.Tx, t store.Tenant, accountID, stamp, payload string) error
 }
 
 // SetDailyVolumeLimit stores a tenant's own daily volume limit in US cents
@@ -137,6 +140,8 @@ type resolved struct {
 	txType           string
 	txDirection      string
 	sourceCustomerID string
+	// walletSource: the source is an EMBEDDED_WALLET (execution is signed).
+	walletSource bool
 }
 
 // internalAccounts reads the internal accounts a request names, source and
@@ -189,6 +194,7 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 				SenderCustomerID: a.CustomerID, SendingCurrency: a.Currency}
 			r.source = QuoteSource{SourceType: SourceAccount, AccountID: a.ID, CustomerID: a.CustomerID}
 			r.txAccountID = a.ID
+			r.walletSource = a.Type == accounts.TypeEmbeddedWallet
 		case strings.HasPrefix(accountID, id.ExternalAccount+":"):
 			if t.Env != store.EnvSandbox {
 				return r, apierr.InvalidInput("Pulling from an external account needs a rail partner, and none is configured in production")
@@ -432,6 +438,15 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	if r.plan.Funding == FundInstructions {
 		q.PaymentInstructions = r.instructions
 	}
+	if r.walletSource {
+		if immediately {
+			return Quote{}, noX, fieldErr("immediatelyExecute", apierr.Enum,
+				"cannot be true when the source is an EMBEDDED_WALLET: execution needs the customer's signature over the quote's payloadToSign")
+		}
+		if q.PaymentInstructions, r.plan.WalletPayload, err = walletInstructions(q); err != nil {
+			return Quote{}, noX, err
+		}
+	}
 	r.plan.ImmediatelyExec = immediately
 	doc := document{Quote: q, Plan: r.plan}
 	var out Quote
@@ -670,6 +685,14 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 // Execute executes a PENDING quote whose source is an internal account or
 // an external account with pull (R-QUOTE-26..28).
 func (s *Service) Execute(ctx context.Context, t store.Tenant, quoteID string) (Quote, error) {
+	return s.ExecuteSigned(ctx, t, quoteID, "")
+}
+
+// ExecuteSigned is Execute with the Service-Wallet-Signature header, which
+// a quote from an EMBEDDED_WALLET needs (its stamp is checked in the
+// execution's transaction, so an unsigned or wrongly signed execution moves
+// nothing).
+func (s *Service) ExecuteSigned(ctx context.Context, t store.Tenant, quoteID, walletStamp string) (Quote, error) {
 	if err := s.expireIfDue(ctx, t, quoteID); err != nil {
 		return Quote{}, err
 	}
@@ -695,6 +718,14 @@ func (s *Service) Execute(ctx context.Context, t store.Tenant, quoteID string) (
 		}
 		if d.Plan.Funding == FundInstructions {
 			return apierr.InvalidInput("Quote " + row.ID + " is funded through its paymentInstructions and cannot be executed: it proceeds when the funds arrive")
+		}
+		if d.Plan.WalletPayload != "" {
+			if s.WalletStamp == nil {
+				return apierr.InvalidInput("Quote " + row.ID + " is from an embedded wallet, which this server cannot verify signatures for")
+			}
+			if err := s.WalletStamp(ctx, tx, t, d.Plan.SourceInternalID, walletStamp, d.Plan.WalletPayload); err != nil {
+				return err
+			}
 		}
 		if out, err = s.executeTx(ctx, tx, t, &row, &d, nil); err != nil {
 			return err

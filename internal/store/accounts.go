@@ -26,9 +26,11 @@ type InternalAccount struct {
 	// is empty): stored under the owner key SuspenseOwner, so it is neither
 	// the platform's provisioned account of its currency nor counted among
 	// the platform's own accounts by InternalAccountsOfOwner.
-	Suspense  bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Suspense bool
+	// PrivateEnabled is an EMBEDDED_WALLET's privacy setting.
+	PrivateEnabled bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // SuspenseOwner is the owner_key of the platform's suspense accounts (a
@@ -36,7 +38,7 @@ type InternalAccount struct {
 const SuspenseOwner = "SUSPENSE"
 
 const internalAccountCols = `id, platform_id, env, customer_id, account_type, currency, status, ledger_account_id,
-	funding_reference, funding_instructions, rule_destination_account_id, created_at, updated_at`
+	funding_reference, funding_instructions, rule_destination_account_id, private_enabled, created_at, updated_at`
 
 // internalAccountSelect is what scanInternalAccount reads.
 const internalAccountSelect = internalAccountCols + `, owner_key`
@@ -52,7 +54,7 @@ func scanInternalAccount(row interface{ Scan(...any) error }) (InternalAccount, 
 	var info, owner string
 	var created, updated int64
 	if err := row.Scan(&a.ID, &a.Tenant.PlatformID, &a.Tenant.Env, &customer, &a.Type, &a.Currency, &a.Status,
-		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &created, &updated, &owner); err != nil {
+		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &a.PrivateEnabled, &created, &updated, &owner); err != nil {
 		return InternalAccount{}, classify(err)
 	}
 	a.CustomerID, a.RuleDestinationID = customer.String, dest.String
@@ -75,10 +77,10 @@ func (q Q) InsertInternalAccount(ctx context.Context, a InternalAccount) (bool, 
 		owner = SuspenseOwner
 	}
 	res, err := q.exec(ctx, `INSERT INTO internal_accounts (`+internalAccountCols+`, owner_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		a.ID, a.Tenant.PlatformID, a.Tenant.Env, iaNullString(a.CustomerID), a.Type, a.Currency, a.Status,
 		a.LedgerAccountID, a.FundingReference, string(a.Instructions), iaNullString(a.RuleDestinationID),
-		toMicros(a.CreatedAt), toMicros(a.UpdatedAt), owner)
+		a.PrivateEnabled, toMicros(a.CreatedAt), toMicros(a.UpdatedAt), owner)
 	if err != nil {
 		return false, err
 	}

@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/internal/signedretry"
+	"github.com/paymentsd/paymentsd/internal/wallets"
+)
+
+// The "Done when", as a new user would go, as far as this server
+// implements it: an EMAIL_OTP credential verified through HPKE, a session,
+// a funded wallet, a quote executed with a stamp, a second credential that
+// revokes the first, a delegated key created and revoked, the session
+// refreshed and revoked, the wallet exported and its key decrypted. (OAUTH
+// and PASSKEY credentials are not implemented.)
+func TestWallets_DoneWhenFlow(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		e.qtWebhook(t)
+		c := e.wlSetup(t)
+		owner := e.wlOwner(t, c)
+
+		// 1. A credential, verified by email OTP through HPKE: a session.
+		email := c.createOTP("EMAIL_OTP")
+		sess, key := c.login(email, wallets.SandboxCode(6))
+
+		// 2. Fund the wallet in sandbox; execute a quote from it with a stamp.
+		e.acFund(t, c.accountID, 3_000_000)
+		usd := e.acAccount(t, owner, "USD")["id"].(string)
+		q := e.qtQuote(t, qtBody(c.accountID, usd, "SENDING", 1_000_000))
+		payload := q["paymentInstructions"].([]any)[0].(map[string]any)["accountOrWalletInfo"].(map[string]any)["payloadToSign"].(string)
+		expect(t, e.do("POST", "/quotes/"+q["id"].(string)+"/execute", nil), http.StatusUnauthorized, "WALLET_SIGNATURE_MISSING")
+		expect(t, e.do("POST", "/quotes/"+q["id"].(string)+"/execute", nil,
+			withHeader(signedretry.HeaderSignature, stamp(t, key, payload))), http.StatusOK, "")
+		if bal := acAmount(t, e.wlWallet(t, owner), "balance"); bal != 2_000_000 {
+			t.Fatalf("wallet balance %d", bal)
+		}
+
+		// 3. A second credential (signed by the first's session), verified;
+		// it revokes the first.
+		r := c.signed("POST", "/auth/credentials", cobj{"type": "SMS_OTP", "accountId": c.accountID}, key)
+		expect(t, r, http.StatusCreated, "")
+		sms := r.JSON(t)
+		_, smsKey := c.login(sms, wallets.SandboxCode(6))
+		expect(t, c.signed("DELETE", "/auth/credentials/"+email["id"].(string), nil, smsKey), http.StatusNoContent, "")
+		// The first credential's session ended with it.
+		expect(t, c.do("DELETE", "/auth/sessions/"+sess["id"].(string), nil), http.StatusNotFound, "SESSION_NOT_FOUND")
+
+		// 4. A delegated key, created and revoked.
+		r = c.signed("POST", "/auth/delegated-keys", cobj{"internalAccountId": c.accountID, "nickname": "agent key",
+			"agentId": "Agent:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c"}, smsKey)
+		expect(t, r, http.StatusCreated, "")
+		expect(t, c.do("DELETE", "/auth/delegated-keys/"+r.JSON(t)["id"].(string), nil), http.StatusNoContent, "")
+
+		// 5. Refresh the session, then revoke the new one with its own key.
+		list := c.do("GET", "/auth/sessions?accountId="+c.accountID, nil).JSON(t)["data"].([]any)
+		smsSession := list[0].(map[string]any)["id"].(string)
+		next, _ := wallets.NewKey()
+		r = c.signed("POST", "/auth/sessions/"+smsSession+"/refresh", cobj{"clientPublicKey": wallets.CompressedHex(&next.PublicKey)}, smsKey)
+		expect(t, r, http.StatusOK, "")
+		refreshed := r.JSON(t)["id"].(string)
+
+		// 6. Export the wallet and decrypt its key (signed by the refreshed session).
+		eph := ephemeral(t)
+		r = c.signed("POST", "/internal-accounts/"+c.accountID+"/export", cobj{"clientPublicKey": hex.EncodeToString(eph.PublicKey().Bytes())}, next)
+		expect(t, r, http.StatusOK, "")
+		pt, err := wallets.OpenBundle(eph, wallets.InfoExport, r.JSON(t)["encryptedWalletCredentials"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exported struct{ AccountID, PublicKey, PrivateKey string }
+		if err := json.Unmarshal(pt, &exported); err != nil || exported.AccountID != c.accountID || len(exported.PrivateKey) != 64 {
+			t.Fatalf("exported %s %v", pt, err)
+		}
+
+		expect(t, c.signed("DELETE", "/auth/sessions/"+refreshed, nil, next), http.StatusNoContent, "")
+		// With no session left, nothing can be signed: the stale key is refused.
+		expect(t, c.signed("PATCH", "/internal-accounts/"+c.accountID, cobj{"privateEnabled": true}, next),
+			http.StatusUnauthorized, "WALLET_SIGNATURE_INVALID")
+		e.acAudit(t)
+	})
+}

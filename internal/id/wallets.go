@@ -1,0 +1,10 @@
+package id
+
+// Resource type prefixes of embedded wallets: credentials (AuthMethod),
+// sessions, signed-retry requests and delegated keys.
+const (
+	AuthMethod   = "AuthMethod"
+	Session      = "Session"
+	Request      = "Request"
+	DelegatedKey = "DelegatedKey"
+)

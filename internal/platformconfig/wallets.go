@@ -1,0 +1,136 @@
+package platformconfig
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/mail"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/jsonx"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+// EmbeddedWalletConfig is the platform's embedded-wallet setting. Its
+// presence is what enables embedded wallets: from the moment it is set, every
+// customer of the tenant has an EMBEDDED_WALLET internal account (package
+// accounts provisions them). The other fields brand and shape the one-time
+// codes sent to EMAIL_OTP and SMS_OTP credentials.
+type EmbeddedWalletConfig struct {
+	AppName                 *string `json:"appName,omitempty"`
+	OtpLength               *int64  `json:"otpLength,omitempty"`
+	Alphanumeric            *bool   `json:"alphanumeric,omitempty"`
+	ExpirationSeconds       *int64  `json:"expirationSeconds,omitempty"`
+	SendFromEmailAddress    *string `json:"sendFromEmailAddress,omitempty"`
+	SendFromEmailSenderName *string `json:"sendFromEmailSenderName,omitempty"`
+	ReplyToEmailAddress     *string `json:"replyToEmailAddress,omitempty"`
+	LogoUrl                 *string `json:"logoUrl,omitempty"`
+}
+
+// OTP defaults when the configuration leaves them unset.
+const (
+	DefaultOtpLength         = 6
+	DefaultOtpExpirySeconds  = 300
+	MinOtpLength             = 4
+	MaxOtpLength             = 12
+	MaxOtpExpirySeconds      = 86400
+	defaultOtpSenderName     = "Notifications"
+	embeddedWalletConfigPath = "embeddedWalletConfig."
+)
+
+// OTPLength is the configured code length (default 6).
+func (c EmbeddedWalletConfig) OTPLength() int {
+	if c.OtpLength == nil {
+		return DefaultOtpLength
+	}
+	return int(*c.OtpLength)
+}
+
+// OTPExpirySeconds is the configured code lifetime (default 300 s).
+func (c EmbeddedWalletConfig) OTPExpirySeconds() int {
+	if c.ExpirationSeconds == nil {
+		return DefaultOtpExpirySeconds
+	}
+	return int(*c.ExpirationSeconds)
+}
+
+// SenderName is the display name of OTP emails.
+func (c EmbeddedWalletConfig) SenderName() string {
+	if c.SendFromEmailSenderName == nil {
+		return defaultOtpSenderName
+	}
+	return *c.SendFromEmailSenderName
+}
+
+// EmbeddedWalletPatch changes the embedded-wallet setting field by field;
+// sending it (even empty) enables embedded wallets. There is no way to turn
+// them off again: wallets may hold money and credentials.
+type EmbeddedWalletPatch struct {
+	AppName                 jsonx.Optional[string] `json:"appName"`
+	OtpLength               jsonx.Optional[int64]  `json:"otpLength"`
+	Alphanumeric            jsonx.Optional[bool]   `json:"alphanumeric"`
+	ExpirationSeconds       jsonx.Optional[int64]  `json:"expirationSeconds"`
+	SendFromEmailAddress    jsonx.Optional[string] `json:"sendFromEmailAddress"`
+	SendFromEmailSenderName jsonx.Optional[string] `json:"sendFromEmailSenderName"`
+	ReplyToEmailAddress     jsonx.Optional[string] `json:"replyToEmailAddress"`
+	LogoUrl                 jsonx.Optional[string] `json:"logoUrl"`
+}
+
+func (p *EmbeddedWalletPatch) validate(f *apierr.Fields) {
+	const pre = embeddedWalletConfigPath
+	maxLen(f, pre+"appName", p.AppName, 255)
+	maxLen(f, pre+"sendFromEmailSenderName", p.SendFromEmailSenderName, 255)
+	if v := p.OtpLength.Ptr(); v != nil && (*v < MinOtpLength || *v > MaxOtpLength) {
+		f.Add(pre+"otpLength", apierr.Maximum, "must be from %d to %d", MinOtpLength, MaxOtpLength)
+	}
+	if v := p.ExpirationSeconds.Ptr(); v != nil && (*v < 1 || *v > MaxOtpExpirySeconds) {
+		f.Add(pre+"expirationSeconds", apierr.Maximum, "must be from 1 to %d seconds", MaxOtpExpirySeconds)
+	}
+	for name, o := range map[string]jsonx.Optional[string]{"sendFromEmailAddress": p.SendFromEmailAddress,
+		"replyToEmailAddress": p.ReplyToEmailAddress} {
+		if v := o.Ptr(); v != nil {
+			if len(*v) > 255 {
+				f.Add(pre+name, apierr.MaxLength, "must be at most 255 characters")
+			} else if a, err := mail.ParseAddress(*v); err != nil || a.Address != *v {
+				f.Add(pre+name, apierr.Format, "must be an email address such as noreply@example.com")
+			}
+		}
+	}
+	if v := p.LogoUrl.Ptr(); v != nil {
+		if len(*v) > 512 {
+			f.Add(pre+"logoUrl", apierr.MaxLength, "must be at most 512 characters")
+		} else {
+			checkURL(f, pre+"logoUrl", *v, true)
+		}
+	}
+}
+
+func (p *EmbeddedWalletPatch) apply(cur *EmbeddedWalletConfig) *EmbeddedWalletConfig {
+	out := EmbeddedWalletConfig{}
+	if cur != nil {
+		out = *cur
+	}
+	setOpt(&out.AppName, p.AppName)
+	setOpt(&out.OtpLength, p.OtpLength)
+	setOpt(&out.Alphanumeric, p.Alphanumeric)
+	setOpt(&out.ExpirationSeconds, p.ExpirationSeconds)
+	setOpt(&out.SendFromEmailAddress, p.SendFromEmailAddress)
+	setOpt(&out.SendFromEmailSenderName, p.SendFromEmailSenderName)
+	setOpt(&out.ReplyToEmailAddress, p.ReplyToEmailAddress)
+	setOpt(&out.LogoUrl, p.LogoUrl)
+	return &out
+}
+
+// EmbeddedWallets returns the tenant's embedded-wallet setting, read through
+// q, or nil when embedded wallets are not enabled.
+func EmbeddedWallets(ctx context.Context, q store.Q, t store.Tenant) (*EmbeddedWalletConfig, error) {
+	row, err := q.GetPlatformConfig(ctx, t, false)
+	if err != nil {
+		return nil, err
+	}
+	var doc document
+	if err := json.Unmarshal(row.Document, &doc); err != nil {
+		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
+	}
+	return doc.EmbeddedWalletConfig, nil
+}
