@@ -40,17 +40,17 @@ func (s *Server) withWallets(svc *customers.Service) *customers.Service {
 func (s *Server) walletRoutes() {
 	h := &walletHandlers{svc: s.walletService(), accounts: s.accountService}
 	s.handle(route{pattern: "POST /auth/credentials", need: auth.NeedWrite, h: h.createCredential})
-	s.handle(route{pattern: "GET /auth/credentials", need: auth.NeedView, h: h.listCredentials})
+	s.handle(route{pattern: "GET /auth/credentials", need: auth.NeedView, query: []string{"accountId"}, h: h.listCredentials})
 	s.handle(route{pattern: "DELETE /auth/credentials/{id}", need: auth.NeedWrite, h: h.revokeCredential})
 	s.handle(route{pattern: "POST /auth/credentials/{id}/challenge", need: auth.NeedWrite, h: h.challenge})
 	s.handle(route{pattern: "POST /auth/credentials/{id}/verify", need: auth.NeedWrite, h: h.verify})
-	s.handle(route{pattern: "GET /auth/sessions", need: auth.NeedView, h: h.listSessions})
+	s.handle(route{pattern: "GET /auth/sessions", need: auth.NeedView, query: []string{"accountId"}, h: h.listSessions})
 	s.handle(route{pattern: "DELETE /auth/sessions/{id}", need: auth.NeedWrite, h: h.revokeSession})
 	s.handle(route{pattern: "POST /auth/sessions/{id}/refresh", need: auth.NeedWrite, h: h.refreshSession})
 	s.handle(route{pattern: "PATCH /internal-accounts/{id}", need: auth.NeedWrite, h: h.setPrivacy})
 	s.handle(route{pattern: "POST /internal-accounts/{id}/export", need: auth.NeedWrite, h: h.export})
 	s.handle(route{pattern: "POST /auth/delegated-keys", need: auth.NeedWrite, h: h.createDelegatedKey})
-	s.handle(route{pattern: "GET /auth/delegated-keys", need: auth.NeedView, h: h.listDelegatedKeys})
+	s.handle(route{pattern: "GET /auth/delegated-keys", need: auth.NeedView, query: []string{"accountId", "fundingSourceId"}, h: h.listDelegatedKeys})
 	s.handle(route{pattern: "GET /auth/delegated-keys/{id}", need: auth.NeedView, h: h.getDelegatedKey})
 	s.handle(route{pattern: "DELETE /auth/delegated-keys/{id}", need: auth.NeedWrite, h: h.revokeDelegatedKey})
 }
