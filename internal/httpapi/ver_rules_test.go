@@ -125,7 +125,9 @@ func TestVersioning_DeprecatedItems_R_VER_03(t *testing.T) {
 			}
 			// The legacy session key signs for the wallet.
 			expect(t, c.signed("DELETE", "/auth/sessions/"+legacy["id"].(string), nil, sk), http.StatusNoContent, "")
-			if strings.Contains(string(c.do("GET", "/auth/sessions?accountId="+c.accountID, nil).Body), legacy["id"].(string)) {
+			list := c.do("GET", "/auth/sessions?accountId="+c.accountID, nil)
+			expect(t, list, http.StatusOK, "")
+			if strings.Contains(string(list.Body), legacy["id"].(string)) {
 				t.Fatal("the legacy session is still listed after its own signed DELETE")
 			}
 		})

@@ -47,6 +47,8 @@ func TestWallets_OTPLogin_R_EWA_01_R_EWA_06_R_EWA_07(t *testing.T) {
 		expect(t, c.do("POST", path, stale), http.StatusBadRequest, "INVALID_INPUT")
 
 		body := cobj{"type": "EMAIL_OTP", "encryptedOtpBundle": sealAttempt(t, cred["otpEncryptionTargetBundle"].(string), "000000", key)}
+		// R-SBX-16: the sandbox code 000000, sealed into encryptedOtpBundle,
+		// proceeds to 202 (a wrong code is 401: TestWallets_OTPAttemptsLimited).
 		payload, rid := c.first("POST", path, body) // R-EWA-06
 		if !strings.Contains(payload, wallets.CompressedHex(&key.PublicKey)) {
 			t.Fatalf("payload does not bind the attempt's key: %s", payload)
@@ -94,7 +96,7 @@ func TestWallets_OTPAttemptsLimited(t *testing.T) {
 				"encryptedOtpBundle": sealAttempt(t, cred["otpEncryptionTargetBundle"].(string), code, key)})
 		}
 		for i := 1; i < wallets.MaxOTPAttempts; i++ {
-			expect(t, attempt("123456"), http.StatusUnauthorized, "UNAUTHORIZED")
+			expect(t, attempt("123456"), http.StatusUnauthorized, "UNAUTHORIZED") // R-SBX-16: only 000000 is the sandbox code
 		}
 		expect(t, attempt("654321"), http.StatusBadRequest, "AUTH_CREDENTIAL_VERIFICATION_EXPIRED")
 		expect(t, attempt("000000"), http.StatusBadRequest, "AUTH_CREDENTIAL_VERIFICATION_REQUIRED")

@@ -26,12 +26,14 @@ func TestWallets_QuoteExecution_R_AUTH_13(t *testing.T) {
 		instr := q["paymentInstructions"].([]any)
 		info := instr[0].(map[string]any)["accountOrWalletInfo"].(map[string]any)
 		payload, _ := info["payloadToSign"].(string)
-		if info["accountType"] != "EMBEDDED_WALLET" || payload == "" {
+		if info["accountType"] != "EMBEDDED_WALLET" || payload == "" { // R-QUOTE-29
 			t.Fatalf("paymentInstructions %v", instr)
 		}
 		path := "/quotes/" + q["id"].(string) + "/execute"
 		_, _, otherKey := e.wlLoggedInAnother(t)
 		before := e.qtCounts(t)
+		// R-QUOTE-30: unsigned or wrongly signed executions are refused with
+		// the 401 signature codes; one stamped over payloadToSign executes.
 		expect(t, e.do("POST", path, nil), http.StatusUnauthorized, "WALLET_SIGNATURE_MISSING")
 		expect(t, e.do("POST", path, nil, withHeader(signedretry.HeaderSignature, "junk")), http.StatusUnauthorized, "WALLET_SIGNATURE_MALFORMED")
 		stranger, _ := wallets.NewKey()
@@ -49,7 +51,7 @@ func TestWallets_QuoteExecution_R_AUTH_13(t *testing.T) {
 		}
 		r = e.do("POST", path, nil, withHeader(signedretry.HeaderSignature, stamp(t, key, payload)))
 		expect(t, r, http.StatusOK, "")
-		if r.JSON(t)["status"] != "PROCESSING" && r.JSON(t)["status"] != "COMPLETED" {
+		if r.JSON(t)["status"] != "PROCESSING" { // R-QUOTE-30
 			t.Fatalf("executed quote %s", r.Body)
 		}
 		if bal := acAmount(t, e.wlWallet(t, owner), "balance"); bal != 4_000_000 {
