@@ -72,5 +72,5 @@ func (q Q) CustomersWithoutWallet(ctx context.Context, t Tenant, customerID, cur
 func (q Q) SetInternalAccountPrivate(ctx context.Context, t Tenant, accountID string, enabled bool, at time.Time) (InternalAccount, error) {
 	return scanInternalAccount(q.queryRow(ctx, `UPDATE internal_accounts SET private_enabled = ?, updated_at = ?
 		WHERE platform_id = ? AND env = ? AND id = ? AND account_type = 'EMBEDDED_WALLET'
-		RETURNING `+internalAccountCols, enabled, toMicros(at), t.PlatformID, t.Env, accountID))
+		RETURNING `+internalAccountSelect, enabled, toMicros(at), t.PlatformID, t.Env, accountID))
 }
