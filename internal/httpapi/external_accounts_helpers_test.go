@@ -150,6 +150,7 @@ func (e *env) eaPage(t *testing.T, method, link string, form url.Values) (int, s
 // test ends.
 func (e *env) eaRunner(t *testing.T) {
 	t.Helper()
+	e.driveByHand() // this runner replaces the node's, with shorter delays
 	svc := e.eaService()
 	svc.Poll, svc.LivenessDelay = 10*time.Millisecond, 30*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())

@@ -35,6 +35,15 @@ var postActions = map[string]string{
 	"POST /events/{eventId}/redeliver":                                      "sends an existing event again",
 	"POST /webhooks/secret/rotate":                                          "replaces the signing secret; a replay would show a secret no longer stored",
 	"POST /sandbox/webhooks/test":                                           "reports the receiver's answer now; a replay would report an old one",
+	// Embedded wallets: the signed retry (step 1's 202 and its Request-Id)
+	// is what makes these exactly-once; a stored 202 replayed under one
+	// Idempotency-Key would hide step 2 from the service.
+	"POST /auth/credentials":                "signed retry once a credential is verified (Request-Id runs it once); before, a second credential of a kind is 409",
+	"POST /auth/credentials/{id}/challenge": "sends a fresh code for an existing credential; the latest one counts",
+	"POST /auth/credentials/{id}/verify":    "answers a challenge",
+	"POST /auth/sessions/{id}/refresh":      "signed retry: its Request-Id runs it once",
+	"POST /internal-accounts/{id}/export":   "signed retry: its Request-Id runs it once",
+	"POST /auth/delegated-keys":             "signed retry: its Request-Id runs it once",
 }
 
 // Issue 16, item 10: every POST that creates something honours

@@ -41,6 +41,7 @@ func num(t *testing.T, m map[string]any, path ...string) string {
 }
 
 func ratesClock(e *env) func(time.Duration) time.Time {
+	e.driveByHand() // the clock moves under the test's hand alone
 	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	e.db.SetClock(func() time.Time { return now })
 	return func(d time.Duration) time.Time {

@@ -36,8 +36,10 @@ type DB struct {
 	engine Engine
 	write  *sql.DB // SQLite: one connection, so writers queue in Go, never on SQLITE_BUSY
 	read   *sql.DB // SQLite: a pool of read-only connections; PostgreSQL: same pool as write
-	now    func() time.Time
-	opts   Options
+	// now reads clock: SetClock may swap it while background work reads it.
+	now   func() time.Time
+	clock atomic.Pointer[func() time.Time]
+	opts  Options
 
 	writeStmts, readStmts *stmtCache // SQLite only (stmts.go)
 
@@ -78,7 +80,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{now: time.Now, opts: opts, settings: newSettingsCache(), serverSecrets: map[string][]byte{}}
+	db := &DB{opts: opts, settings: newSettingsCache(), serverSecrets: map[string][]byte{}}
+	realTime := time.Now
+	db.clock.Store(&realTime)
+	db.now = func() time.Time { return (*db.clock.Load())() }
 	switch {
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
@@ -176,7 +181,7 @@ func (db *DB) Close() error {
 func (db *DB) Engine() Engine { return db.engine }
 
 // SetClock replaces the time source (tests).
-func (db *DB) SetClock(now func() time.Time) { db.now = now }
+func (db *DB) SetClock(now func() time.Time) { db.clock.Store(&now) }
 
 // Now is the store's clock.
 func (db *DB) Now() time.Time { return db.now() }
