@@ -15,7 +15,8 @@ func init() { routeGroups = append(routeGroups, (*Server).railRoutes) }
 // railRoutes: the platform's approve, reject and cancel of transactions
 // (R-TXN-05, R-QUOTE-34), and the sandbox's rail helpers: paying a quote's
 // payment instructions (R-QUOTE-31), incoming bank deposits and their ACH
-// returns, dishonors and contests (R-TXN-33..35). See docs/sandbox.md.
+// returns, dishonors and contests (R-TXN-33..35), and their refunds to the
+// sender (R-TXN-46). See docs/sandbox.md.
 func (s *Server) railRoutes() {
 	h := &railHandlers{s: s, svc: rails.NewService(s.db)}
 	s.handle(route{pattern: "POST /transactions/{transactionId}/approve", need: auth.NeedMoney, h: h.approve})
@@ -26,6 +27,7 @@ func (s *Server) railRoutes() {
 	s.handle(route{pattern: "POST /sandbox/transactions/{transactionId}/return", need: auth.NeedMoney, h: h.ret})
 	s.handle(route{pattern: "POST /sandbox/transactions/{transactionId}/dishonor", need: auth.NeedMoney, h: h.dishonor})
 	s.handle(route{pattern: "POST /sandbox/transactions/{transactionId}/contest", need: auth.NeedMoney, h: h.contest})
+	s.handle(route{pattern: "POST /sandbox/transactions/{transactionId}/refund", need: auth.NeedMoney, idempotent: true, h: h.refund})
 }
 
 type railHandlers struct {
@@ -95,6 +97,26 @@ func (h *railHandlers) dishonor(w http.ResponseWriter, r *http.Request) error {
 }
 func (h *railHandlers) contest(w http.ResponseWriter, r *http.Request) error {
 	return h.act(w, r, h.svc.Contest)
+}
+
+// refund sends a completed incoming payment back to its sender (R-TXN-46).
+// Its optional body names the refund's reason (USER_CANCELLATION when
+// omitted).
+func (h *railHandlers) refund(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Reason *string `json:"reason"`
+	}
+	if len(bodyOf(r)) > 0 {
+		if err := decode(r, &b, nil); err != nil {
+			return err
+		}
+	}
+	reason := rails.RefundUserCancellation // the sender asked for it back
+	if b.Reason != nil {
+		reason = *b.Reason
+	}
+	x, err := h.svc.RefundIncoming(r.Context(), principal(r).Tenant, r.PathValue("transactionId"), reason)
+	return h.reply(w, x, err)
 }
 
 func (h *railHandlers) incoming(w http.ResponseWriter, r *http.Request) error {

@@ -126,6 +126,9 @@ type JobState struct {
 	AwaitingApproval  bool   `json:"awaitingApproval,omitempty"`
 	Amount            int64  `json:"amount,omitempty"`
 	Currency          string `json:"currency,omitempty"`
+	// Refund is the refund of an incoming payment back to its sender, once
+	// requested (RefundIncoming).
+	Refund *IncomingRefund `json:"refund,omitempty"`
 }
 
 // networkOf names the chain of a crypto external account type.

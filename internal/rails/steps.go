@@ -82,12 +82,20 @@ func applyPayoutStep(ctx context.Context, tx *store.Tx, l *ledger.Service, st *J
 }
 
 // advanceJob applies the job's next step in tx (when it is a PAYOUT with a
-// step left) and writes the job's new state, releasing its lease. token ""
-// skips the lease check (synchronous callers that locked the row).
+// step left, or an INCOMING deposit's pending refund) and writes the job's
+// new state, releasing its lease. token "" skips the lease check
+// (synchronous callers that locked the row).
 func advanceJob(ctx context.Context, tx *store.Tx, l *ledger.Service, j store.RailJob, token string) error {
 	var st JobState
 	if err := json.Unmarshal(j.Data, &st); err != nil {
 		return fmt.Errorf("rails: job %s: %w", j.ID, err)
+	}
+	if j.Kind == KindIncoming { // its only scheduled work is a refund
+		if err := applyRefundStep(ctx, tx, l, &st); err != nil {
+			return err
+		}
+		j.State = store.RailJobDone
+		return saveJob(ctx, tx, j, st, token)
 	}
 	plan := PlanFor(st)
 	if j.Step < len(plan.Steps) {
