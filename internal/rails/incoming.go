@@ -73,8 +73,9 @@ func txNotFound(transactionID string) error {
 // money from the outside world (WORLD) and an INCOMING transaction,
 // COMPLETED, whose source carries the rail's originator details and
 // railDetails (status SETTLED). An amount ending in 907 (MagicApproval)
-// instead waits for the platform: the transaction is PENDING and no money
-// moves until POST /transactions/{id}/approve.
+// instead waits for the platform: the transaction is PENDING with
+// pendingReason COMPLIANCE_REVIEW and no money moves until POST
+// /transactions/{id}/approve.
 func (s *Service) Receive(ctx context.Context, t store.Tenant, req IncomingRequest) (transactions.Transaction, error) {
 	if err := req.Validate(); err != nil {
 		return transactions.Transaction{}, err
@@ -113,10 +114,12 @@ func (s *Service) Receive(ctx context.Context, t store.Tenant, req IncomingReque
 			SubmittedAt: now, AccountID: acct.ID, Amount: amount, Currency: cur}
 		st.Details = For(rail).Details(st)
 		pending := amount%1000 == MagicApproval
-		status := transactions.StatusCompleted
+		status, pendingReason := transactions.StatusCompleted, ""
 		var settled *time.Time
 		if pending {
+			// Held while the platform screens the payment (R-TXN-30).
 			status, st.AwaitingApproval = transactions.StatusPending, true
+			pendingReason = transactions.PendingComplianceReview
 		} else {
 			dep, err := s.deposit(ctx, tx, t, acct.LedgerAccountID, cur, amount, txnID, false)
 			if err != nil {
@@ -139,7 +142,7 @@ func (s *Service) Receive(ctx context.Context, t store.Tenant, req IncomingReque
 			Destination: transactions.Destination{DestinationType: transactions.SideAccount, AccountID: acct.ID, Currency: cur},
 			SentAmount:  amount, SentCurrency: cur, ReceivedAmount: &received, ReceivedCurrency: cur,
 			Reference: acct.FundingReference, Description: "Sandbox incoming " + rail + " deposit",
-			LedgerTransferID: st.DepositTransferID, SettledAt: settled, PaymentRail: rail,
+			LedgerTransferID: st.DepositTransferID, SettledAt: settled, PaymentRail: rail, PendingReason: pendingReason,
 		}); err != nil {
 			return err
 		}

@@ -53,6 +53,9 @@ type Transaction struct {
 	CounterpartyInformation []byte
 	// HoldID is the ledger hold reserving an outgoing payment's money.
 	HoldID string
+	// PendingReason says why a PENDING transaction is held ("" for none;
+	// migration 0023).
+	PendingReason string
 }
 
 const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.status, t.direction, t.customer_id,
@@ -60,7 +63,7 @@ const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.statu
 	t.sent_amount, t.sent_currency, t.received_amount, t.received_currency, t.fees, t.rule_based_account_id,
 	t.card_id, t.quote_id, t.reference, t.description, t.failure_reason, t.ledger_transfer_id, t.settled_at,
 	t.created_at, t.updated_at, t.payment_rail, t.platform_fees, t.exchange_rate, t.rate_details, t.refund,
-	t.payment_instructions, t.counterparty_information, t.hold_id`
+	t.payment_instructions, t.counterparty_information, t.hold_id, t.pending_reason`
 
 const transactionFrom = ` FROM transactions t LEFT JOIN customers c ON c.id = t.customer_id`
 
@@ -75,7 +78,8 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 		&pcid, &x.AccountID, &x.SourceAccountID, &x.DestinationAccountID, &source, &dest, &x.SentAmount,
 		&x.SentCurrency, &received, &x.ReceivedCurrency, &x.Fees, &x.RuleBasedAccountID, &x.CardID, &x.QuoteID,
 		&x.Reference, &x.Description, &x.FailureReason, &transfer, &settled, &created, &updated, &x.PaymentRail,
-		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID); err != nil {
+		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID,
+		&x.PendingReason); err != nil {
 		return Transaction{}, classify(err)
 	}
 	x.CustomerID, x.PlatformCustomerID, x.LedgerTransferID = customer.String, pcid.String, transfer.String
@@ -113,8 +117,9 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		customer_id, account_id, source_account_id, destination_account_id, source, destination, sent_amount,
 		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
 		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
-		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id,
+		pending_reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING `+insertedTransactionCols,
 		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
 		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
@@ -122,7 +127,7 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
 		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
 		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
-		string(x.CounterpartyInformation), x.HoldID))
+		string(x.CounterpartyInformation), x.HoldID, x.PendingReason))
 	if err != nil {
 		return Transaction{}, err
 	}
@@ -137,14 +142,15 @@ func jsonCol(s string) []byte {
 }
 
 // UpdateTransaction writes the mutable fields of a transaction (status,
-// failure, settlement, rail, both sides' JSON, refund, hold, ledger transfer)
+// failure, settlement, rail, both sides' JSON, refund, hold, ledger transfer,
+// pending reason)
 // and updatedAt. ErrNotFound when the row is not the tenant's.
 func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
 	res, err := q.exec(ctx, `UPDATE transactions SET status = ?, failure_reason = ?, settled_at = ?, payment_rail = ?,
-		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, updated_at = ?
+		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, pending_reason = ?, updated_at = ?
 		WHERE platform_id = ? AND env = ? AND id = ?`,
 		x.Status, x.FailureReason, nullMicros(x.SettledAt), x.PaymentRail, string(x.Source), string(x.Destination),
-		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), toMicros(x.UpdatedAt),
+		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), x.PendingReason, toMicros(x.UpdatedAt),
 		x.Tenant.PlatformID, x.Tenant.Env, x.ID)
 	if err != nil {
 		return err

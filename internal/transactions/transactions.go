@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
@@ -57,6 +58,23 @@ const (
 // Statuses is the enumeration of the status filter.
 var Statuses = []string{StatusCreated, StatusPending, StatusPendingAuthorization, StatusProcessing, StatusCompleted,
 	StatusRejected, StatusFailed, StatusRefunded, StatusExpired}
+
+// pendingReason values (R-TXN-30): why a PENDING transaction is held. The
+// spec names COUNTERPARTY_DECLARATION_REQUIRED; the others are the
+// reference's. Only COMPLIANCE_REVIEW is set today (an incoming payment
+// waiting for the platform's approval); the other three belong to incoming
+// deposits from self-custody crypto wallets, which the service does not
+// receive yet.
+const (
+	PendingCounterpartyDeclarationRequired = "COUNTERPARTY_DECLARATION_REQUIRED"
+	PendingWalletVerificationRequired      = "WALLET_VERIFICATION_REQUIRED"
+	PendingCounterpartyInformationRequired = "COUNTERPARTY_INFORMATION_REQUIRED"
+	PendingComplianceReview                = "COMPLIANCE_REVIEW"
+)
+
+// PendingReasons are the pendingReason values.
+var PendingReasons = []string{PendingCounterpartyDeclarationRequired, PendingWalletVerificationRequired,
+	PendingCounterpartyInformationRequired, PendingComplianceReview}
 
 // Source and destination types.
 const (
@@ -163,6 +181,7 @@ type Transaction struct {
 	QuoteID                    string                      `json:"quoteId,omitempty"`
 	Description                string                      `json:"description,omitempty"`
 	FailureReason              string                      `json:"failureReason,omitempty"`
+	PendingReason              string                      `json:"pendingReason,omitempty"`
 	SettledAt                  *time.Time                  `json:"settledAt,omitempty"`
 	CreatedAt                  time.Time                   `json:"createdAt"`
 	UpdatedAt                  time.Time                   `json:"updatedAt"`
@@ -200,6 +219,8 @@ type New struct {
 	CounterpartyInformation json.RawMessage
 	FailureReason           string
 	HoldID                  string
+	// PendingReason says why a PENDING transaction is held (R-TXN-30).
+	PendingReason string
 }
 
 // Record stores a transaction inside the caller's database transaction and
@@ -215,6 +236,9 @@ func Record(ctx context.Context, tx *store.Tx, t store.Tenant, n New) (Transacti
 func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 	if n.ID == "" || n.Type == "" || n.Status == "" || n.Direction == "" {
 		return store.Transaction{}, errors.New("transactions: id, type, status and direction are required")
+	}
+	if n.PendingReason != "" && (n.Status != StatusPending || !slices.Contains(PendingReasons, n.PendingReason)) {
+		return store.Transaction{}, fmt.Errorf("transactions: pendingReason %q on a %s transaction", n.PendingReason, n.Status)
 	}
 	src, err := json.Marshal(n.Source)
 	if err != nil {
@@ -237,6 +261,7 @@ func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 		// events rendered before the row is stored match it.
 		RateDetails: nilIfEmpty(n.RateDetails), PaymentInstructions: nilIfEmpty(n.PaymentInstructions),
 		CounterpartyInformation: nilIfEmpty(n.CounterpartyInformation), FailureReason: n.FailureReason, HoldID: n.HoldID,
+		PendingReason: n.PendingReason,
 	}, nil
 }
 
@@ -265,7 +290,8 @@ func Render(row store.Transaction) (Transaction, error) {
 		ID: row.ID, Status: row.Status, Type: row.Type, Direction: row.Direction, CustomerID: row.CustomerID,
 		PlatformCustomerID: row.PlatformCustomerID, RuleBasedAccountID: row.RuleBasedAccountID,
 		SentAmount: Amount(row.SentAmount, row.SentCurrency), Fees: row.Fees, QuoteID: row.QuoteID,
-		Description: row.Description, FailureReason: row.FailureReason, SettledAt: row.SettledAt,
+		Description: row.Description, FailureReason: row.FailureReason, PendingReason: row.PendingReason,
+		SettledAt: row.SettledAt,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
 	if err := json.Unmarshal(row.Source, &out.Source); err != nil {

@@ -29,6 +29,9 @@ type Change struct {
 	// Refund replaces the refund object (nil = unchanged); a new refund
 	// status emits <TYPE>_PAYMENT.REFUND_<STATUS>.
 	Refund *Refund
+	// PendingReason sets why a PENDING transaction is held (R-TXN-30); a
+	// move out of PENDING clears it.
+	PendingReason string
 	// LedgerTransferID and HoldID record the ledger transfer that moved the
 	// money and the hold that reserves it ("" = unchanged).
 	LedgerTransferID, HoldID string
@@ -242,6 +245,15 @@ func apply(row *store.Transaction, ch Change) (statusChanged bool, refundEvent s
 	}
 	if statusChanged {
 		row.Status = ch.Status
+		if row.Status != StatusPending {
+			row.PendingReason = "" // the hold is over (R-TXN-30)
+		}
+	}
+	if ch.PendingReason != "" {
+		if row.Status != StatusPending || !slices.Contains(PendingReasons, ch.PendingReason) {
+			return false, "", fmt.Errorf("transactions: pendingReason %q on a %s transaction", ch.PendingReason, row.Status)
+		}
+		row.PendingReason = ch.PendingReason
 	}
 	if ch.FailureReason != "" {
 		row.FailureReason = ch.FailureReason

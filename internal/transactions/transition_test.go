@@ -1,6 +1,10 @@
 package transactions
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/paymentsd/paymentsd/internal/store"
+)
 
 // TestTransitionTable_PartA walks every row of Part A "Quote and outgoing
 // transaction" as the transaction lives it (R-QUOTE-23..33, R-TXN-33..36).
@@ -58,5 +62,23 @@ func TestTransitionTable_PartA(t *testing.T) {
 		if !reach[m.From] {
 			t.Errorf("row %s → %s is unreachable from PENDING", m.From, m.To)
 		}
+	}
+}
+
+// TestPendingReason_R_TXN_30: a pendingReason is one of the known values,
+// only on a PENDING transaction, and leaving PENDING clears it.
+func TestPendingReason_R_TXN_30(t *testing.T) {
+	row := store.Transaction{ID: "Transaction:x", Type: TypeIncoming, Status: StatusPending}
+	if _, _, err := apply(&row, Change{PendingReason: "WAITING"}); err == nil {
+		t.Fatal("an unknown pendingReason was accepted")
+	}
+	if _, _, err := apply(&row, Change{PendingReason: PendingComplianceReview}); err != nil || row.PendingReason != PendingComplianceReview {
+		t.Fatalf("set: %v %q", err, row.PendingReason)
+	}
+	if _, _, err := apply(&row, Change{Status: StatusCompleted}); err != nil || row.PendingReason != "" {
+		t.Fatalf("leaving PENDING kept %q (%v)", row.PendingReason, err)
+	}
+	if _, _, err := apply(&row, Change{PendingReason: PendingComplianceReview}); err == nil {
+		t.Fatal("a pendingReason on a COMPLETED transaction was accepted")
 	}
 }
