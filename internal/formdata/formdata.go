@@ -13,6 +13,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
@@ -30,6 +31,85 @@ func Boundary(contentType string) (string, bool) {
 		return "", false
 	}
 	return params["boundary"], true
+}
+
+// MediaType checks that a request body is multipart/form-data and returns
+// its boundary. Any other media type, or none, is 415
+// UNSUPPORTED_MEDIA_TYPE naming Content-Type in details.errors[], as a JSON
+// route answers a body of the wrong type; multipart/form-data without a
+// boundary is a malformed body, 400 INVALID_INPUT. fileField names the
+// route's file field for the reason.
+func MediaType(contentType, fileField string) (string, error) {
+	if b, ok := Boundary(contentType); ok {
+		return b, nil
+	}
+	var f apierr.Fields
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil && mt == "multipart/form-data" {
+		f.Add("Content-Type", apierr.Format, "must carry the multipart boundary parameter")
+		return "", f.Err()
+	}
+	f.Add("Content-Type", apierr.Enum, "must be multipart/form-data (with a boundary)")
+	e, _ := apierr.From(f.Err())
+	reason := "The request body must be multipart/form-data, the file in field `" + fileField + "`"
+	if contentType == "" {
+		reason += " (the request has no Content-Type)"
+	} else {
+		reason += " (not " + strconv.Quote(contentType) + ")"
+	}
+	return "", apierr.New(apierr.CodeUnsupportedMedia, reason).WithDetails(e.Details)
+}
+
+// Limits are the sizes an upload route allows, for ExplainOversized.
+type Limits struct {
+	FileField string
+	MinFile   int64 // smallest file, for the message
+	MaxFile   int64 // largest file
+	MaxText   int64 // largest other field
+	MaxBody   int64 // the route's body limit
+}
+
+// ExplainOversized explains a multipart body longer than l.MaxBody, given
+// its first l.MaxBody bytes (the HTTP layer keeps no more, so memory stays
+// bounded): a file over l.MaxFile is 400 INVALID_INPUT maxLength on the
+// file field, like a smaller file over the limit; otherwise the part (or
+// the body as a whole) that made it too long is named, also maxLength. It
+// always returns an error.
+func ExplainOversized(contentType string, prefix []byte, l Limits) error {
+	var f apierr.Fields
+	tooLong := func(field string) error {
+		f.Add(field, apierr.MaxLength, "makes the request body longer than %d bytes; upload one file of %d to %d bytes",
+			l.MaxBody, l.MinFile, l.MaxFile)
+		return f.Err()
+	}
+	boundary, err := MediaType(contentType, l.FileField)
+	if err != nil {
+		return err
+	}
+	mr := NewReader(bytes.NewReader(prefix), boundary)
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			// The prefix ends between parts or inside a header: the body
+			// as a whole is too long.
+			return tooLong(BodyField)
+		}
+		limit := l.MaxText
+		if p.FormName() == l.FileField {
+			limit = l.MaxFile
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(p, limit+1))
+		switch {
+		case n > limit && p.FormName() == l.FileField:
+			f.Add(l.FileField, apierr.MaxLength, "must be at most %d bytes", l.MaxFile)
+			return f.Err()
+		case n > limit || err != nil:
+			name := p.FormName()
+			if name == "" {
+				name = BodyField
+			}
+			return tooLong(name)
+		}
+	}
 }
 
 // Reader iterates over the parts of a body.

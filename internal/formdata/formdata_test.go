@@ -69,3 +69,71 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+func fieldOf(t *testing.T, err error) (status int, field, constraint string) {
+	t.Helper()
+	e, ok := apierr.From(err)
+	if !ok {
+		t.Fatalf("not an API error: %v", err)
+	}
+	fe, _ := e.Details["errors"].([]apierr.FieldError)
+	if len(fe) == 0 {
+		t.Fatalf("no field errors: %v", err)
+	}
+	return e.Status, fe[0].Field, fe[0].Constraint
+}
+
+// MediaType: another type or none is 415 on Content-Type; multipart
+// without a boundary is 400.
+func TestMediaType(t *testing.T) {
+	if b, err := MediaType("multipart/form-data; boundary=xy", "file"); err != nil || b != "xy" {
+		t.Fatalf("%q %v", b, err)
+	}
+	for _, ct := range []string{"application/json", "text/csv", "", "multipart/mixed; boundary=xy", "%%%"} {
+		_, err := MediaType(ct, "file")
+		if s, f, c := fieldOf(t, err); s != 415 || f != "Content-Type" || c != apierr.Enum {
+			t.Errorf("%q: %d %s %s", ct, s, f, c)
+		}
+	}
+	_, err := MediaType("multipart/form-data", "file")
+	if s, f, c := fieldOf(t, err); s != 400 || f != "Content-Type" || c != apierr.Format {
+		t.Errorf("no boundary: %d %s %s", s, f, c)
+	}
+}
+
+// ExplainOversized names the file when the file is what is too long, and
+// another part or the body otherwise.
+func TestExplainOversized(t *testing.T) {
+	l := Limits{FileField: "file", MinFile: 1, MaxFile: 10, MaxText: 5, MaxBody: 40}
+	ct := "multipart/form-data; boundary=b"
+	part := func(name, value string) string {
+		return "--b\r\nContent-Disposition: form-data; name=\"" + name + "\"\r\n\r\n" + value + "\r\n"
+	}
+	cases := []struct{ body, field string }{
+		{part("file", strings.Repeat("x", 11)), "file"},
+		{part("note", strings.Repeat("x", 6)), "note"},
+		{part("note", "ok") + "--b\r\nContent-Dispo", BodyField},
+	}
+	for _, c := range cases {
+		if s, f, con := fieldOf(t, ExplainOversized(ct, []byte(c.body), l)); s != 400 || f != c.field || con != apierr.MaxLength {
+			t.Errorf("%q: %d %s %s, want %s", c.body, s, f, con, c.field)
+		}
+	}
+	if s, _, _ := fieldOf(t, ExplainOversized("application/json", []byte("{}"), l)); s != 415 {
+		t.Errorf("JSON: %d", s)
+	}
+}
+
+// FuzzExplainOversized: any prefix is explained by an API error, never a
+// panic or a plain error.
+func FuzzExplainOversized(f *testing.F) {
+	f.Add("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nxxxxxxxxxxxxxxx")
+	f.Add("multipart/form-data; boundary=b", "--b\r\nContent-Dispo")
+	f.Add("application/json", "{}")
+	f.Fuzz(func(t *testing.T, ct, prefix string) {
+		err := ExplainOversized(ct, []byte(prefix), Limits{FileField: "file", MinFile: 1, MaxFile: 10, MaxText: 5, MaxBody: 64})
+		if _, ok := apierr.From(err); !ok {
+			t.Fatalf("%q %q: %v", ct, prefix, err)
+		}
+	})
+}

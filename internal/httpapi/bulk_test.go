@@ -152,7 +152,7 @@ func TestBulk_HeaderCheckedAtUpload(t *testing.T) {
 			expect(t, e.bulkUpload(t, "/customers/bulk/csv", body), http.StatusBadRequest, "INVALID_INPUT")
 		}
 		expect(t, e.do("POST", "/customers/bulk/csv", "customerType\nINDIVIDUAL\n", withHeader("Content-Type", "text/csv")),
-			http.StatusBadRequest, "INVALID_INPUT")
+			http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
 		r = e.sendForm(t, "POST", "/customers/bulk/csv", []string{"note", "x"}, []formFile{{"file", "a.csv", []byte("customerType\n")}})
 		if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)["note"] != "additionalProperties" {
 			t.Fatalf("%s", r.Body)

@@ -202,12 +202,16 @@ func TestDocuments_RefusedFilesLeaveNothing(t *testing.T) {
 		if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)["file"] != "required" {
 			t.Fatalf("%s", r.Body)
 		}
-		// Not multipart at all.
-		expect(t, e.do("POST", "/documents", cobj{"documentHolder": cid}), http.StatusBadRequest, "INVALID_INPUT")
-		// A body beyond the route's limit.
+		// Not multipart at all: the wrong media type, as on JSON routes.
+		expect(t, e.do("POST", "/documents", cobj{"documentHolder": cid}), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+		// A file that also makes the body longer than the route's limit is
+		// the same 400 as any file over 10,000,000 bytes, not a 413.
 		huge := make([]byte, documentMaxBody+1)
 		copy(huge, testPNG)
-		expect(t, e.uploadDoc(t, cid, "PASSPORT", "", formFile{"file", "huge.png", huge}), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+		r = e.uploadDoc(t, cid, "PASSPORT", "", formFile{"file", "huge.png", huge})
+		if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)["file"] != "maxLength" {
+			t.Fatalf("%s", r.Body)
+		}
 		// An unknown holder, with a good file.
 		expect(t, e.uploadDoc(t, "Customer:0195a2f5-b3e7-7d02-8000-000000000009", "PASSPORT", "", formFile{"file", "p.png", testPNG}),
 			http.StatusNotFound, "DOCUMENT_HOLDER_NOT_FOUND")
@@ -266,6 +270,13 @@ func TestDocuments_AlreadyExistsThenReplace_R_ERR_18(t *testing.T) {
 			t.Fatalf("%s", r.Body)
 		}
 		expect(t, e.sendForm(t, "PUT", "/documents/"+backID, nil, []formFile{{"file", "x.gif", testGIF}}), http.StatusBadRequest, "INVALID_INPUT")
+		// A file past the body limit: 400 on `file`, as on POST.
+		huge := make([]byte, documentMaxBody+1)
+		copy(huge, testJPEG)
+		r = e.sendForm(t, "PUT", "/documents/"+backID, nil, []formFile{{"file", "huge.jpg", huge}})
+		if expect(t, r, http.StatusBadRequest, "INVALID_INPUT"); fieldErrors(t, r)["file"] != "maxLength" {
+			t.Fatalf("%s", r.Body)
+		}
 		if got := e.do("GET", "/documents/"+backID, nil).JSON(t); got["contentType"] != "image/jpeg" || got["side"] != "BACK" {
 			t.Fatalf("refused replacements changed the document: %v", got)
 		}

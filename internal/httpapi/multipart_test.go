@@ -84,3 +84,35 @@ func TestMultipart_TruncatedKycFormIs400(t *testing.T) {
 		}
 	})
 }
+
+// A body that is not multipart/form-data — JSON, CSV, none — sent to a
+// route that reads multipart/form-data is 415 UNSUPPORTED_MEDIA_TYPE naming
+// Content-Type, as a JSON route answers a body of the wrong type (R-CONV-09);
+// multipart/form-data without a boundary is a malformed body, 400.
+func TestMultipart_WrongMediaTypeIs415(t *testing.T) {
+	fileEnv(t, func(t *testing.T, e *env, dir string) {
+		cid := e.custCreate(t, custIndividual("Mia Media"))["id"].(string)
+		doc := e.uploadDoc(t, cid, "PASSPORT", "", formFile{"file", "p.png", testPNG})
+		expect(t, doc, http.StatusCreated, "")
+		docID := doc.JSON(t)["id"].(string)
+		rowsBefore := e.documentRows(t)
+		routes := [][2]string{{"POST", "/documents"}, {"PUT", "/documents/" + docID}, {"POST", "/customers/bulk/csv"},
+			{"POST", "/customer"}, {"POST", "/payment-documents"}}
+		for _, rt := range routes {
+			for _, ct := range []string{"application/json", "text/csv", ""} {
+				r := e.do(rt[0], rt[1], []byte(`{"documentHolder":"`+cid+`"}`), withHeader("Content-Type", ct))
+				if r.Status != http.StatusUnsupportedMediaType || r.Code(t) != "UNSUPPORTED_MEDIA_TYPE" ||
+					fieldErrors(t, r)["Content-Type"] != "enum" {
+					t.Errorf("%s %s as %q: %d %s", rt[0], rt[1], ct, r.Status, r.Body)
+				}
+			}
+			r := e.do(rt[0], rt[1], []byte("x"), withHeader("Content-Type", "multipart/form-data"))
+			if r.Status != http.StatusBadRequest || fieldErrors(t, r)["Content-Type"] != "format" {
+				t.Errorf("%s %s without a boundary: %d %s", rt[0], rt[1], r.Status, r.Body)
+			}
+		}
+		if got := e.documentRows(t); got != rowsBefore {
+			t.Fatalf("refused uploads changed documents: %d rows, had %d", got, rowsBefore)
+		}
+	})
+}

@@ -230,7 +230,7 @@ func TestPaymentDocuments_FormRules(t *testing.T) {
 		if f := fieldErrors(t, r); f["documentType"] != "enum" || f["file"] != "format" || f["extra"] != "additionalProperties" {
 			t.Fatalf("%s", r.Body)
 		}
-		expect(t, e.do("POST", "/payment-documents", `{"documentType":"INVOICE"}`), http.StatusBadRequest, "INVALID_INPUT")
+		expect(t, e.do("POST", "/payment-documents", `{"documentType":"INVOICE"}`), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
 		if got := e.pdocStored(t, dir); got != [2]int{0, 0} {
 			t.Fatalf("stored %v", got)
 		}

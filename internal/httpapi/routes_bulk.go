@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/bulkimport"
 	"github.com/paymentsd/paymentsd/internal/formdata"
@@ -68,9 +67,9 @@ func (h *bulkHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 
 // eachFilePart calls fn with the multipart body's parts named name.
 func eachFilePart(body io.Reader, contentType, name string, fn func(p *formdata.Part) error) error {
-	boundary, ok := formdata.Boundary(contentType)
-	if !ok {
-		return apierr.InvalidInput("The request body must be multipart/form-data (with a boundary)")
+	boundary, err := formdata.MediaType(contentType, name)
+	if err != nil {
+		return err
 	}
 	mr := formdata.NewReader(body, boundary)
 	for {

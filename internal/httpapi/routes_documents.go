@@ -20,18 +20,28 @@ import (
 func init() { routeGroups = append(routeGroups, (*Server).documentRoutes) }
 
 // documentMaxBody is the body limit of the document upload routes: the
-// largest file plus room for the other form fields. A larger body is 413; a
-// file over customers.MaxDocumentBytes inside it is 400 INVALID_INPUT.
+// largest file plus room for the other form fields. A file over
+// customers.MaxDocumentBytes is 400 INVALID_INPUT on `file` whether or not
+// it makes the body longer than this (documentOversized).
 const documentMaxBody = customers.MaxDocumentBytes + 1<<20
+
+// documentOversized explains a document upload longer than documentMaxBody
+// from its first documentMaxBody bytes.
+func documentOversized(r *http.Request, prefix []byte) error {
+	return formdata.ExplainOversized(r.Header.Get("Content-Type"), prefix, formdata.Limits{FileField: "file",
+		MinFile: 1, MaxFile: customers.MaxDocumentBytes, MaxText: maxFormField, MaxBody: documentMaxBody})
+}
 
 // documentRoutes: KYC/KYB verification documents of customers and
 // beneficial owners (R-ERR-18; paths as the reference names them).
 func (s *Server) documentRoutes() {
 	h := &documentHandlers{s: s}
-	s.handle(route{pattern: "POST /documents", need: auth.NeedWrite, idempotent: true, maxBody: documentMaxBody, h: h.upload})
+	s.handle(route{pattern: "POST /documents", need: auth.NeedWrite, idempotent: true, maxBody: documentMaxBody,
+		oversized: documentOversized, h: h.upload})
 	s.handle(route{pattern: "GET /documents", need: auth.NeedView, query: listQuery("documentHolder"), h: h.list})
 	s.handle(route{pattern: "GET /documents/{documentId}", need: auth.NeedView, h: h.get})
-	s.handle(route{pattern: "PUT /documents/{documentId}", need: auth.NeedWrite, maxBody: documentMaxBody, h: h.replace})
+	s.handle(route{pattern: "PUT /documents/{documentId}", need: auth.NeedWrite, maxBody: documentMaxBody,
+		oversized: documentOversized, h: h.replace})
 	s.handle(route{pattern: "DELETE /documents/{documentId}", need: auth.NeedWrite, h: h.delete})
 }
 
@@ -97,16 +107,16 @@ const maxFormField = 4096
 // multipartForm walks a multipart/form-data body. Text fields named in
 // allowed land in the returned map (each at most once); the part named
 // fileField goes to onFile (at most once). Every other problem is a field
-// error in fields; err is set when the body is not multipart at all or its
-// framing is broken (formdata: 400 INVALID_INPUT, or the body's
-// *http.MaxBytesError).
+// error in fields; err is set when the body is not multipart at all (415
+// UNSUPPORTED_MEDIA_TYPE) or its framing is broken (formdata: 400
+// INVALID_INPUT, or the body's *http.MaxBytesError).
 func multipartForm(r *http.Request, body io.Reader, allowed []string, fileField string,
 	onFile func(p *formdata.Part) error) (values map[string]string, fields *apierr.Fields, err error) {
 	fields = &apierr.Fields{}
 	values = map[string]string{}
-	boundary, ok := formdata.Boundary(r.Header.Get("Content-Type"))
-	if !ok {
-		return nil, nil, apierr.InvalidInput("The request body must be multipart/form-data (with a boundary), the file in field `" + fileField + "`")
+	boundary, err := formdata.MediaType(r.Header.Get("Content-Type"), fileField)
+	if err != nil {
+		return nil, nil, err
 	}
 	mr := formdata.NewReader(body, boundary)
 	files := 0

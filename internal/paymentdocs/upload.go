@@ -65,11 +65,9 @@ type Upload struct {
 // here. contentType is the request's Content-Type header.
 func ParseUpload(contentType string, body []byte) (Upload, error) {
 	var f apierr.Fields
-	boundary, ok := formdata.Boundary(contentType)
-	if !ok {
-		f.Add(fieldFile, apierr.Required,
-			"send the request as multipart/form-data (with a boundary), the file in field `file`")
-		return Upload{}, f.Err()
+	boundary, err := formdata.MediaType(contentType, fieldFile)
+	if err != nil {
+		return Upload{}, err
 	}
 	var u Upload
 	values := map[string]string{}
@@ -160,44 +158,11 @@ func ParseUpload(contentType string, body []byte) (Upload, error) {
 }
 
 // ParseOversizedUpload explains a POST /payment-documents body longer than
-// MaxUploadBody, given its first MaxUploadBody bytes: the HTTP layer keeps
-// no more, so memory stays bounded, yet the client learns that its file is
-// over MaxFileBytes (400 INVALID_INPUT, R-PDOC-04) or, when another part
-// made the body too long, which one. It always returns an error.
+// MaxUploadBody, given its first MaxUploadBody bytes: the client learns
+// that its file is over MaxFileBytes (400 INVALID_INPUT, R-PDOC-04) or,
+// when another part made the body too long, which one. It always returns
+// an error.
 func ParseOversizedUpload(contentType string, prefix []byte) error {
-	var f apierr.Fields
-	tooLong := func(field string) error {
-		f.Add(field, apierr.MaxLength, "makes the request body longer than %d bytes; upload one file of %d to %d bytes",
-			MaxUploadBody, MinFileBytes, MaxFileBytes)
-		return f.Err()
-	}
-	boundary, ok := formdata.Boundary(contentType)
-	if !ok {
-		return tooLong(formdata.BodyField)
-	}
-	mr := formdata.NewReader(bytes.NewReader(prefix), boundary)
-	for {
-		p, err := mr.NextPart()
-		if err != nil {
-			// The prefix ends between parts or inside a header: the body
-			// as a whole is too long.
-			return tooLong(formdata.BodyField)
-		}
-		limit := int64(maxTextField)
-		if p.FormName() == fieldFile {
-			limit = MaxFileBytes
-		}
-		n, err := io.Copy(io.Discard, io.LimitReader(p, limit+1))
-		switch {
-		case n > limit && p.FormName() == fieldFile:
-			f.Add(fieldFile, apierr.MaxLength, "must be at most %d bytes", MaxFileBytes)
-			return f.Err()
-		case n > limit || err != nil:
-			name := p.FormName()
-			if name == "" {
-				name = formdata.BodyField
-			}
-			return tooLong(name)
-		}
-	}
+	return formdata.ExplainOversized(contentType, prefix, formdata.Limits{FileField: fieldFile,
+		MinFile: MinFileBytes, MaxFile: MaxFileBytes, MaxText: maxTextField, MaxBody: MaxUploadBody})
 }

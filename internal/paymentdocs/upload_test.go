@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"github.com/paymentsd/paymentsd/internal/docformat"
 	"mime/multipart"
+	"net/http"
 	"net/textproto"
 	"strings"
 	"testing"
@@ -190,9 +191,10 @@ func TestParseUpload_Fields_R_PDOC_01(t *testing.T) {
 			t.Fatalf("case %d: %v, want %v", i, got, c.want)
 		}
 	}
-	// Not multipart at all.
-	if f := fieldsOf(t, func() error { _, err := ParseUpload("application/json", []byte(`{}`)); return err }()); f["file"] == "" {
-		t.Fatalf("%v", f)
+	// Not multipart at all: 415, naming Content-Type.
+	_, err = ParseUpload("application/json", []byte(`{}`))
+	if e, ok := apierr.From(err); !ok || e.Status != http.StatusUnsupportedMediaType || e.Code != apierr.CodeUnsupportedMedia {
+		t.Fatalf("JSON body: %v", err)
 	}
 	// A broken multipart body.
 	ct, body := form(t, file("a.pdf", pdfBytes), field("documentType", "INVOICE"))
