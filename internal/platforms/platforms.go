@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/auth"
@@ -201,13 +202,27 @@ func CheckCredentials(env, credentials string) error {
 }
 
 // parseCredentials splits operator-chosen credentials "clientId:secret".
+// maxClientIDChars bounds an operator-chosen token id, in characters (the
+// spec sets no length; an HTTP Basic user-id is UTF-8 text, RFC 7617).
+const maxClientIDChars = 128
+
+// validClientID: valid UTF-8, 1 to maxClientIDChars characters (not bytes),
+// no white space or control characters.
+func validClientID(id string) bool {
+	if !utf8.ValidString(id) || utf8.RuneCountInString(id) > maxClientIDChars {
+		return false
+	}
+	return !strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+}
+
 func parseCredentials(credentials string) (clientID, secret string, err error) {
 	clientID, secret, ok := strings.Cut(credentials, ":")
 	if !ok || clientID == "" || secret == "" {
 		return "", "", fmt.Errorf("credentials must look like <id>:<secret>")
 	}
-	if len(clientID) > 128 || strings.ContainsAny(clientID, " \t\r\n") {
-		return "", "", fmt.Errorf("token id must be at most 128 characters without spaces")
+	if !validClientID(clientID) {
+		return "", "", fmt.Errorf("token id must be UTF-8 text of at most %d characters without spaces or control characters",
+			maxClientIDChars)
 	}
 	return clientID, secret, nil
 }

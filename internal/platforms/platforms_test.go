@@ -177,7 +177,14 @@ func TestEnsureToken_CreatesResetsAndRefuses(t *testing.T) {
 		if _, err := login(ctx, db, "dev-id:hijack"); err == nil {
 			t.Fatal("the refused credentials authenticate")
 		}
-		for _, bad := range []string{"", "no-colon", ":secret", "id:", "has space:s", strings.Repeat("i", 129) + ":s"} {
+		// The token id's limit counts characters, not bytes: 128 two-byte
+		// characters are fine, 129 are not; invalid UTF-8, a non-breaking
+		// space or a control character is refused.
+		if err := EnsureToken(ctx, db, p.ID, store.EnvSandbox, strings.Repeat("é", 128)+":secret"); err != nil {
+			t.Fatalf("128 characters (256 bytes) refused: %v", err)
+		}
+		for _, bad := range []string{"", "no-colon", ":secret", "id:", "has space:s", strings.Repeat("i", 129) + ":s",
+			strings.Repeat("é", 129) + ":s", "bad\xffid:s", "nb\u00a0sp:s", "bell\x07:s", "tab\tid:s"} {
 			if err := EnsureToken(ctx, db, p.ID, store.EnvSandbox, bad); err == nil {
 				t.Fatalf("credentials %q accepted", bad)
 			}
