@@ -137,6 +137,13 @@ func TestConfig_Validation(t *testing.T) {
 		if got["cardConfigs.maxSpendPerDay"] != "type" || got["cardConfigs.bogus"] != "additionalProperties" || got["umaDomain"] != "format" {
 			t.Fatalf("%v", got)
 		}
+		// A transaction type listed twice is refused, naming the repeat.
+		r = e.do("PATCH", "/config", `{"supportedCurrencies":[{"currencyCode":"USD","minAmount":1,"maxAmount":100,
+			"requiredCounterpartyFields":[],"enabledTransactionTypes":["OUTGOING","OUTGOING"]}]}`)
+		expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
+		if got = fieldErrors(t, r); len(got) != 1 || got["supportedCurrencies[0].enabledTransactionTypes[1]"] != "uniqueItems" {
+			t.Fatalf("%v", got)
+		}
 		if e.snapshot() != before {
 			t.Fatal("an invalid PATCH changed the configuration")
 		}

@@ -55,6 +55,13 @@ func TestValidate_EveryInvalidField(t *testing.T) {
 			{"currencyCode":"USD","enabledTransactionTypes":["OUTGOING"]}]}`,
 			map[string]string{"supportedCurrencies[1].currencyCode": apierr.UniqueItems, "supportedCurrencies[1].minAmount": apierr.Required,
 				"supportedCurrencies[1].maxAmount": apierr.Required}},
+		// A type or counterparty field listed twice is refused, not kept
+		// twice or merged.
+		{store.EnvSandbox, `{"supportedCurrencies":[{"currencyCode":"USD","minAmount":1,"maxAmount":2,
+			"enabledTransactionTypes":["INCOMING","OUTGOING","INCOMING"],
+			"requiredCounterpartyFields":[{"name":"FULL_NAME","mandatory":true},{"name":"FULL_NAME","mandatory":false}]}]}`,
+			map[string]string{"supportedCurrencies[0].enabledTransactionTypes[2]": apierr.UniqueItems,
+				"supportedCurrencies[0].requiredCounterpartyFields[1].name": apierr.UniqueItems}},
 		{store.EnvSandbox, `{"feeConfigs":[{"feeType":"OTHER","sourceCurrency":"EUR","variableFeeBps":10001,"fixedFee":{"amount":-1,"currency":"ZZZ"}},{}]}`,
 			map[string]string{"feeConfigs[0].feeType": apierr.Enum, "feeConfigs[0].sourceCurrency": apierr.Enum,
 				"feeConfigs[0].variableFeeBps": apierr.Maximum, "feeConfigs[0].fixedFee.amount": apierr.Minimum,

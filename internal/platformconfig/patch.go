@@ -220,13 +220,19 @@ func validateCurrencies(f *apierr.Fields, list []CurrencyInput) {
 			f.Add(at("enabledTransactionTypes"), apierr.Required, "must list INCOMING, OUTGOING or both")
 		}
 		for j, tt := range c.EnabledTransactionTypes {
-			if !slices.Contains(TransactionTypes, tt) {
-				f.Add(fmt.Sprintf("%s[%d]", at("enabledTransactionTypes"), j), apierr.Enum, "must be one of %s", strings.Join(TransactionTypes, ", "))
+			switch at := fmt.Sprintf("%s[%d]", at("enabledTransactionTypes"), j); {
+			case !slices.Contains(TransactionTypes, tt):
+				f.Add(at, apierr.Enum, "must be one of %s", strings.Join(TransactionTypes, ", "))
+			case slices.Contains(c.EnabledTransactionTypes[:j], tt):
+				f.Add(at, apierr.UniqueItems, "%s is listed twice", tt)
 			}
 		}
 		for j, cf := range c.RequiredCounterpartyFields {
-			if !slices.Contains(CounterpartyFields, cf.Name) {
-				f.Add(fmt.Sprintf("%s[%d].name", at("requiredCounterpartyFields"), j), apierr.Enum, "must be one of %s", strings.Join(CounterpartyFields, ", "))
+			switch at := fmt.Sprintf("%s[%d].name", at("requiredCounterpartyFields"), j); {
+			case !slices.Contains(CounterpartyFields, cf.Name):
+				f.Add(at, apierr.Enum, "must be one of %s", strings.Join(CounterpartyFields, ", "))
+			case slices.ContainsFunc(c.RequiredCounterpartyFields[:j], func(o CounterpartyField) bool { return o.Name == cf.Name }):
+				f.Add(at, apierr.UniqueItems, "%s is listed twice", cf.Name)
 			}
 		}
 	}
