@@ -513,9 +513,12 @@ type Attempt struct {
 	LatencyMS       int64
 	ResponseExcerpt string
 	Error           string
+	// PeerPublic: the address the attempt reached was a public one (false
+	// when unknown, as for attempts recorded before migration 0040).
+	PeerPublic bool
 }
 
-// attemptChunk caps the rows of one INSERT (10 parameters each).
+// attemptChunk caps the rows of one INSERT (11 parameters each).
 const attemptChunk = 500
 
 // InsertAttempts records attempts, many rows per statement.
@@ -523,15 +526,19 @@ func (q Q) InsertAttempts(ctx context.Context, as []Attempt) error {
 	for len(as) > 0 {
 		n := min(len(as), attemptChunk)
 		rows := make([]string, n)
-		args := make([]any, 0, 10*n)
+		args := make([]any, 0, 11*n)
 		for i, a := range as[:n] {
-			rows[i] = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			rows[i] = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 			status := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
+			peer := 0
+			if a.PeerPublic {
+				peer = 1
+			}
 			args = append(args, a.ID, a.EventID, a.Tenant.PlatformID, a.Tenant.Env, toMicros(a.AttemptedAt), a.URL, status,
-				a.LatencyMS, a.ResponseExcerpt, a.Error)
+				a.LatencyMS, a.ResponseExcerpt, a.Error, peer)
 		}
 		if _, err := q.exec(ctx, `INSERT INTO webhook_attempts (id, event_id, platform_id, env, attempted_at, url, status_code,
-			latency_ms, response_excerpt, error) VALUES `+strings.Join(rows, ", "), args...); err != nil {
+			latency_ms, response_excerpt, error, peer_public) VALUES `+strings.Join(rows, ", "), args...); err != nil {
 			return err
 		}
 		as = as[n:]
@@ -541,7 +548,7 @@ func (q Q) InsertAttempts(ctx context.Context, as []Attempt) error {
 
 // ListAttempts returns the latest limit attempts of an event, oldest first.
 func (q Q) ListAttempts(ctx context.Context, t Tenant, eventID string, limit int) ([]Attempt, error) {
-	rows, err := q.query(ctx, `SELECT id, attempted_at, url, status_code, latency_ms, response_excerpt, error
+	rows, err := q.query(ctx, `SELECT id, attempted_at, url, status_code, latency_ms, response_excerpt, error, peer_public
 		FROM webhook_attempts WHERE platform_id = ? AND env = ? AND event_id = ? ORDER BY id DESC LIMIT ?`,
 		t.PlatformID, t.Env, eventID, limit)
 	if err != nil {
@@ -553,10 +560,11 @@ func (q Q) ListAttempts(ctx context.Context, t Tenant, eventID string, limit int
 		a := Attempt{EventID: eventID, Tenant: t}
 		var at int64
 		var status sql.NullInt64
-		if err := rows.Scan(&a.ID, &at, &a.URL, &status, &a.LatencyMS, &a.ResponseExcerpt, &a.Error); err != nil {
+		var peer int64
+		if err := rows.Scan(&a.ID, &at, &a.URL, &status, &a.LatencyMS, &a.ResponseExcerpt, &a.Error, &peer); err != nil {
 			return nil, classify(err)
 		}
-		a.AttemptedAt, a.StatusCode = fromMicros(at), int(status.Int64)
+		a.AttemptedAt, a.StatusCode, a.PeerPublic = fromMicros(at), int(status.Int64), peer == 1
 		out = append(out, a)
 	}
 	if err := rows.Err(); err != nil {

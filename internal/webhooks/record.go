@@ -45,7 +45,7 @@ func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]r
 		attempts[i] = store.Attempt{
 			ID: id.New(attemptIDPrefix), EventID: f.claim.EventID, Tenant: f.claim.Tenant,
 			AttemptedAt: o.At.Truncate(time.Microsecond), URL: o.URL, StatusCode: o.Status,
-			LatencyMS: o.Latency.Milliseconds(), ResponseExcerpt: o.Excerpt, Error: o.Err,
+			LatencyMS: o.Latency.Milliseconds(), ResponseExcerpt: o.Excerpt, Error: o.Err, PeerPublic: o.PeerPublic,
 		}
 	}
 	var out []recorded

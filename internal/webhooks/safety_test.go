@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -320,4 +321,62 @@ func details(err error) map[string]any {
 		return e.Details
 	}
 	return nil
+}
+
+// peerPublic classifies the address a delivery reached.
+func TestPeerPublic(t *testing.T) {
+	for addr, want := range map[string]bool{"93.184.216.34:443": true, "[2606:2800:220:1::1]:443": true,
+		"127.0.0.1:80": false, "10.1.2.3:443": false, "169.254.169.254:80": false, "[::1]:80": false,
+		"[::ffff:192.168.1.1]:80": false, "[::ffff:93.184.216.34]:443": true} {
+		if got := peerPublic(net.TCPAddrFromAddrPort(netip.MustParseAddrPort(addr))); got != want {
+			t.Errorf("%s: %v, want %v", addr, got, want)
+		}
+	}
+	if peerPublic(nil) {
+		t.Error("no address is public")
+	}
+}
+
+// A body read from a loopback receiver while any address was allowed is
+// recorded with its peer; GET /events/{id} shows it while private
+// addresses are allowed and withholds it once they are not. Attempts
+// recorded before the peer was (peer_public 0) are withheld the same way;
+// an answer from a public address is always shown.
+func TestGetEvent_WithholdsPrivateExcerpts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		srv, hits := secretService(t)
+		tn := newTenant(t, db, store.EnvSandbox, srv.URL+"/hook")
+		ev := emit(t, db, tn, "TEST")
+		laptop := NewGuard(db, AddressesAny)
+		o := newSender(db, slog.New(slog.DiscardHandler), time.Second, laptop, nil, 1).send(ctx, tn, ev.ID, []byte(`{}`))
+		if hits.Load() != 1 || o.PeerPublic || !strings.Contains(o.Excerpt, "admin-password") {
+			t.Fatalf("outcome %+v, hits %d", o, hits.Load())
+		}
+		if _, err := record(ctx, db, testOptions().Backoff, []finished{{claim: store.Claim{Delivery: store.Delivery{EventID: ev.ID, Tenant: tn}}, out: o}}); err != nil {
+			t.Fatal(err)
+		}
+		public := store.Attempt{ID: "WebhookAttempt:public", EventID: ev.ID, Tenant: tn, AttemptedAt: db.Now(), URL: "https://hooks.example.com/x",
+			StatusCode: 500, ResponseExcerpt: "public answer", PeerPublic: true}
+		if err := db.Write().InsertAttempts(ctx, []store.Attempt{public}); err != nil {
+			t.Fatal(err)
+		}
+		excerpts := func(g *Guard) []string {
+			d, err := NewService(db, nil, ServiceOptions{Guard: g}).GetEvent(ctx, tn, ev.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, a := range d.Attempts {
+				out = append(out, a.ResponseExcerpt)
+			}
+			return out
+		}
+		if got := excerpts(laptop); len(got) != 2 || !strings.Contains(got[0]+got[1], "admin-password") {
+			t.Fatalf("private addresses allowed: %q", got)
+		}
+		got := excerpts(NewGuard(db, AddressesPublic))
+		if len(got) != 2 || strings.Contains(got[0]+got[1], "admin-password") || !strings.Contains(got[0]+got[1], "public answer") {
+			t.Fatalf("public only: %q", got)
+		}
+	})
 }

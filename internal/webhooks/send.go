@@ -6,7 +6,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -33,6 +36,10 @@ type outcome struct {
 	Err        string // why there was no 2xx, for people; never holds secrets
 	RetryAfter time.Duration
 	NoEndpoint bool // the tenant has no webhookEndpoint configured
+	// PeerPublic: the connection that answered was to a public address
+	// (peerPublic); GET /events/{id} shows Excerpt only when the address
+	// it came from is allowed then.
+	PeerPublic bool
 }
 
 func (o outcome) delivered() bool { return o.Status >= 200 && o.Status <= 299 }
@@ -93,6 +100,9 @@ func (s *sender) send(ctx context.Context, t store.Tenant, eventID string, body 
 	if err != nil {
 		return s.internal(o, "sign the delivery", err)
 	}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { o.PeerPublic = peerPublic(info.Conn.RemoteAddr()) },
+	}))
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
@@ -107,6 +117,17 @@ func (s *sender) send(ctx context.Context, t store.Tenant, eventID string, body 
 		o.Err = "the receiver answered " + resp.Status + "; only 2xx counts as delivered"
 	}
 	return o
+}
+
+// peerPublic reports whether a connection's remote address is a public
+// unicast address (isPublic): false for loopback, private, link-local and
+// anything that is not an IP address.
+func peerPublic(addr net.Addr) bool {
+	if addr == nil {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	return err == nil && isPublic(ap.Addr().Unmap())
 }
 
 // signedRequest builds the POST with both signatures. webhook-id is the

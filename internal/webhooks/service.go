@@ -127,10 +127,22 @@ func (s *Service) GetEvent(ctx context.Context, t store.Tenant, eventID string) 
 	if err != nil {
 		return EventDetail{}, err
 	}
+	// A receiver's answer is shown only if the address it came from is
+	// allowed now: a body read from an internal address while private
+	// addresses were allowed (a laptop install that has since gained a
+	// second platform, or an attempt recorded before the address rule) is
+	// not echoed once they are not.
+	pol, err := s.send.guard.policy(ctx, t.Env)
+	if err != nil {
+		return EventDetail{}, err
+	}
 	d := EventDetail{Event: e, Attempts: make([]Attempt, 0, len(list))}
 	for _, a := range list {
 		v := Attempt{ID: a.ID, AttemptedAt: a.AttemptedAt, URL: a.URL, LatencyMs: a.LatencyMS,
 			ResponseExcerpt: a.ResponseExcerpt, Error: a.Error}
+		if pol.publicOnly && !a.PeerPublic {
+			v.ResponseExcerpt = ""
+		}
 		if a.StatusCode != 0 {
 			v.ResponseStatus = &a.StatusCode
 		}
