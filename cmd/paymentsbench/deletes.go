@@ -145,18 +145,30 @@ func (d *deleter) latePayout(ctx context.Context, a account) error {
 	case r.Status != http.StatusOK:
 		return fmt.Errorf("late payout: %d %s", r.Status, r.Body)
 	}
+	payout, err := decodeQuoteAck(r.Body, key, amount)
+	if err != nil {
+		return fmt.Errorf("late payout: %w", err)
+	}
+	payout.Payout = true
+	d.res.Drains = append(d.res.Drains, payout)
+	return nil
+}
+
+// decodeQuoteAck reads the answer to an executed quote (POST /quotes with
+// immediatelyExecute) sent under key for amount, as the ack the
+// conservation checks follow.
+func decodeQuoteAck(body []byte, key string, amount int64) (ack, error) {
 	var q struct {
 		ID                   string `json:"id"`
 		TransactionID        string `json:"transactionId"`
 		TotalSendingAmount   int64  `json:"totalSendingAmount"`
 		TotalReceivingAmount int64  `json:"totalReceivingAmount"`
 	}
-	if err := json.Unmarshal(r.Body, &q); err != nil || q.ID == "" {
-		return fmt.Errorf("late payout: bad answer %s", r.Body)
+	if err := json.Unmarshal(body, &q); err != nil || q.ID == "" {
+		return ack{}, fmt.Errorf("bad answer %s", body)
 	}
-	d.res.Drains = append(d.res.Drains, ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: amount,
-		Sent: q.TotalSendingAmount, Received: q.TotalReceivingAmount, Payout: true})
-	return nil
+	return ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: amount,
+		Sent: q.TotalSendingAmount, Received: q.TotalReceivingAmount}, nil
 }
 
 // drain moves an account's available balance to the sink account with one
@@ -179,17 +191,11 @@ func (d *deleter) drain(ctx context.Context, customerID, from, to string) error 
 		d.res.Unresolved++
 		return nil
 	case r.Status == http.StatusOK:
-		var q struct {
-			ID                   string `json:"id"`
-			TransactionID        string `json:"transactionId"`
-			TotalSendingAmount   int64  `json:"totalSendingAmount"`
-			TotalReceivingAmount int64  `json:"totalReceivingAmount"`
+		a, err := decodeQuoteAck(r.Body, key, avail)
+		if err != nil {
+			return fmt.Errorf("drain quote: %w", err)
 		}
-		if err := json.Unmarshal(r.Body, &q); err != nil || q.ID == "" {
-			return fmt.Errorf("drain quote: bad answer %s", r.Body)
-		}
-		d.res.Drains = append(d.res.Drains, ack{Key: key, QuoteID: q.ID, TransactionID: q.TransactionID, Amount: avail,
-			Sent: q.TotalSendingAmount, Received: q.TotalReceivingAmount})
+		d.res.Drains = append(d.res.Drains, a)
 		return nil
 	case r.Code() == "INSUFFICIENT_FUNDS":
 		return nil

@@ -41,6 +41,23 @@ func defaultKeysFile(databaseURL string) (string, bool) {
 
 // loadKeyring finds the key ring: $PAYMENTS_KEYS, else the key file, else
 // (SQLite) the file beside the database, made if missing.
+// openStore opens the store for a one-shot operator command (keys rotate,
+// platforms create): the key ring as loadKeyring finds it, and a small
+// pool. The caller closes it.
+func openStore(ctx context.Context, dbURL, keysFile string, log *slog.Logger) (*store.DB, error) {
+	kr, err := loadKeyring(dbURL, keysFile, log)
+	if err != nil {
+		return nil, err
+	}
+	return openCommandStore(ctx, dbURL, kr)
+}
+
+// openCommandStore opens the store with the small pool of an operator
+// command; kr nil for a command that touches no secret (limits set).
+func openCommandStore(ctx context.Context, dbURL string, kr *keyring.Keyring) (*store.DB, error) {
+	return store.Open(ctx, dbURL, store.Options{MaxConns: 2, Keyring: kr})
+}
+
 func loadKeyring(databaseURL, keysFile string, log *slog.Logger) (*keyring.Keyring, error) {
 	inline := os.Getenv("PAYMENTS_KEYS")
 	switch {
@@ -123,11 +140,7 @@ func keysRotate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		keysFile = path
 	}
-	kr, err := loadKeyring(dbURL, keysFile, log)
-	if err != nil {
-		return err
-	}
-	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2, Keyring: kr})
+	db, err := openStore(ctx, dbURL, keysFile, log)
 	if err != nil {
 		return err
 	}
@@ -136,5 +149,6 @@ func keysRotate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	kr := db.Keyring()
 	return json.NewEncoder(stdout).Encode(map[string]any{"activeKey": kr.ActiveID(), "keys": kr.IDs(), "resealed": n})
 }

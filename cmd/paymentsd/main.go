@@ -388,11 +388,7 @@ func platformsCreate(ctx context.Context, args []string, stdout, stderr io.Write
 	if strings.TrimSpace(name) == "" {
 		return errors.New("--name is required")
 	}
-	kr, err := loadKeyring(dbURL, keysFile, slog.New(slog.NewTextHandler(stderr, nil)))
-	if err != nil {
-		return err
-	}
-	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2, Keyring: kr})
+	db, err := openStore(ctx, dbURL, keysFile, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}
@@ -424,7 +420,7 @@ func limitsSet(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if platformID == "" || (envName != store.EnvSandbox && envName != store.EnvProduction) || usd < 0 {
 		return errors.New("--platform, --env (sandbox or production) and --daily-volume (0 or more) are required")
 	}
-	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: 2})
+	db, err := openCommandStore(ctx, dbURL, nil) // a limit is no secret: no key ring needed
 	if err != nil {
 		return err
 	}
