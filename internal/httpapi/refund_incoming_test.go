@@ -113,6 +113,13 @@ func TestRefundIncoming_R_TXN_46(t *testing.T) {
 		}
 		e.railsDrain(t)
 
+		// An ACH deposit being refunded cannot also be returned by its bank:
+		// the money is on its way back already.
+		ach := e.do("POST", "/sandbox/incoming-payments", cobj{"accountId": src, "amount": 1_000}).JSON(t)["id"].(string)
+		expect(t, e.do("POST", "/sandbox/transactions/"+ach+"/refund", nil), http.StatusOK, "")
+		expect(t, e.do("POST", "/sandbox/transactions/"+ach+"/return", nil), http.StatusConflict, "CONFLICT")
+		e.railsDrain(t)
+
 		// Insufficient balance: the payment was already spent.
 		spent := deposit(5_000)
 		e.qtQuote(t, qtBody(src, dst, "SENDING", 4_000, "immediatelyExecute", true))

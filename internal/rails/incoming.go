@@ -231,6 +231,10 @@ func (s *Service) Return(ctx context.Context, t store.Tenant, transactionID stri
 		if !isACH(j.Rail) || st.Details == nil || st.Details.Status != RailSettled {
 			return notReturnable("Transaction %s is not a settled ACH transfer and cannot be returned", transactionID)
 		}
+		if st.Refund != nil && st.Refund.Status != transactions.RefundFailed {
+			// The money is on its way back (or back) to the sender already.
+			return notReturnable("Transaction %s has a %s refund to its sender and cannot be returned", transactionID, st.Refund.Status)
+		}
 		now := tx.Now().UTC().Truncate(time.Microsecond)
 		if j.Kind == KindPayout {
 			if err := applyPayoutStep(ctx, tx, s.Ledger, st, j.Rail, Step{Action: ActionReturn}); err != nil {
