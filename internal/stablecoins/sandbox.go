@@ -30,6 +30,7 @@ import (
 //     is still PROVISIONING;
 //   - addresses: a bank account number ending in 9999 is refused by the
 //     provider (STABLECOIN_EXTERNAL_ACCOUNT_PROVIDER_LINK_FAILED);
+//   - burns paid by RTP_CREDIT are not offered (STABLECOIN_OPERATION_NOT_SUPPORTED);
 //   - transfers, by the fiat amount's cents: .77 is never funded (the
 //     operation expires), .13 fails after funding (PROVIDER_TRANSFER_FAILED).
 type Sandbox struct{}
@@ -91,6 +92,10 @@ func (Sandbox) LinkAddress(_ context.Context, c Credentials, a Address) (string,
 }
 
 func (Sandbox) CreateTransfer(_ context.Context, c Credentials, o Order, now time.Time) (Transfer, error) {
+	if o.Type == TypeBurn && o.Rail == RailRTPCredit {
+		return Transfer{}, apierr.New("STABLECOIN_OPERATION_NOT_SUPPORTED",
+			"The provider does not pay redemptions by RTP_CREDIT; use WIRE, ACH_CREDIT or SAME_DAY_ACH_CREDIT")
+	}
 	t := Transfer{ID: sandboxID("tr_", c.AccountID, o.OperationID), Status: ProviderAwaitingFunds,
 		CheckAfter: now.Add(scaled(sandboxFunding))}
 	if o.Type == TypeMint {

@@ -2,6 +2,7 @@ package stablecoins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -185,15 +186,13 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, c store.Stablecoin, o
 // Supply is the stablecoin's issued supply from the ledger: −balance of its
 // STABLECOIN_SUPPLY account, Σ completed mints − Σ burned.
 func (s *Service) Supply(ctx context.Context, t store.Tenant, coinID string) (int64, error) {
-	var out int64
-	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		a, err := s.Ledger.SystemAccountTx(ctx, tx, t, CodeSupply, coinID)
-		if err != nil {
-			return err
-		}
-		b, err := s.Ledger.BalanceTx(ctx, tx, t, a.ID)
-		out = -b.Posted
-		return err
-	})
-	return out, err
+	row, err := s.DB.Read().LedgerAccountByCode(ctx, t, CodeSupply, coinID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil // nothing minted yet
+	}
+	if err != nil {
+		return 0, err
+	}
+	b, err := s.Ledger.Balance(ctx, t, row.ID)
+	return -b.Posted, err
 }
