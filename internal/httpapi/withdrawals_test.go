@@ -62,12 +62,12 @@ func TestWithdrawalEstimateErrors(t *testing.T) {
 			body  cobj
 			field string
 		}{
-			"evm address on solana": {wdBody(acct, "USDC", "SOLANA", 1_000_000, evm), "destinationAddress"},
+			"evm address on solana":      {wdBody(acct, "USDC", "SOLANA", 1_000_000, evm), "destinationAddress"},
 			"solana address on ethereum": {wdBody(acct, "USDC", "ETHEREUM", 1_000_000, solanaAddr), "destinationAddress"},
-			"unknown network":       {wdBody(acct, "USDC", "DOGECHAIN", 1_000_000, solanaAddr), "cryptoNetwork"},
-			"currency not on chain": {wdBody(acct, "USDC", "TRON", 1_000_000, "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8"), "currency"},
-			"fiat account":          {wdBody(usd, "USDC", "SOLANA", 1_000_000, solanaAddr), "internalAccountId"},
-			"zero amount":           {wdBody(acct, "USDC", "SOLANA", 0, solanaAddr), "amount"},
+			"unknown network":            {wdBody(acct, "USDC", "DOGECHAIN", 1_000_000, solanaAddr), "cryptoNetwork"},
+			"currency not on chain":      {wdBody(acct, "USDC", "TRON", 1_000_000, "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8"), "currency"},
+			"fiat account":               {wdBody(usd, "USDC", "SOLANA", 1_000_000, solanaAddr), "internalAccountId"},
+			"zero amount":                {wdBody(acct, "USDC", "SOLANA", 0, solanaAddr), "amount"},
 		} {
 			r := e.do("POST", "/crypto/estimate-withdrawal-fee", c.body)
 			expect(t, r, http.StatusBadRequest, "INVALID_INPUT")

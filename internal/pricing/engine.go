@@ -42,7 +42,7 @@ type Request struct {
 	// its network fee is added to the payout fee. Empty: none.
 	Network string
 	Side    Side
-	Amount int64 // locked amount, smallest unit of the locked side's currency
+	Amount  int64 // locked amount, smallest unit of the locked side's currency
 	// FeeConfigs are the platform's configured fees (GET /config feeConfigs).
 	FeeConfigs []platformconfig.FeeConfig
 	// Override is the quote's platformFeeOverride, if any; it replaces
