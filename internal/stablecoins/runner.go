@@ -120,12 +120,6 @@ func (s *Service) Step(ctx context.Context, t store.Tenant, opID string) (bool, 
 }
 
 func (s *Service) advance(ctx context.Context, tx *store.Tx, c store.Stablecoin, op *store.StablecoinOperation, now time.Time) error {
-	if op.Status == StatusPendingFunding && op.ExpiresAt != nil && !now.Before(*op.ExpiresAt) {
-		if err := s.transition(ctx, tx, c, op, StatusExpired); err != nil {
-			return err
-		}
-		return tx.UpdateStablecoinOperation(ctx, *op)
-	}
 	link, err := tx.GetStablecoinProviderAccount(ctx, op.Tenant, op.ProviderAccountID, false)
 	if err != nil {
 		return err
@@ -137,6 +131,14 @@ func (s *Service) advance(ctx context.Context, tx *store.Tx, c store.Stablecoin,
 	next, err := s.Provider(op.Tenant.Env).Refresh(ctx, creds, orderOf(*op, c), transferOf(*op), now)
 	if err != nil {
 		return err
+	}
+	if next.Status == ProviderAwaitingFunds && op.ExpiresAt != nil && !now.Before(*op.ExpiresAt) {
+		// The funds did not come in time (the provider cancels the order).
+		op.ProviderStatus = next.Status
+		if err := s.transition(ctx, tx, c, op, StatusExpired); err != nil {
+			return err
+		}
+		return tx.UpdateStablecoinOperation(ctx, *op)
 	}
 	if err := s.follow(ctx, tx, c, op, next); err != nil {
 		return err
