@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -12,6 +13,8 @@ import (
 // 250.00 to a bank account, list the operations; supply and ledger agree.
 func TestStablecoinsDoneWhen(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		rc := newHookReceiver(t)
+		e.setWebhookEndpoint(t, rc.URL)
 		link := e.scLink(t, "acme-client")
 		if link["status"] != "ACTIVE" || link["providerEnvironment"] != "SANDBOX" {
 			t.Fatalf("link: %v", link)
@@ -47,6 +50,16 @@ func TestStablecoinsDoneWhen(t *testing.T) {
 		if got := e.scEventTypes(t, mint["id"].(string)); !slices.Equal(got, want) {
 			t.Fatalf("mint events %v, want %v", got, want)
 		}
+		// The platform's webhook receives the completion, carrying the operation.
+		waitUntil(t, func() bool {
+			for _, d := range rc.deliveries() {
+				b := string(d.Body)
+				if strings.Contains(b, `"STABLECOIN_OPERATION.COMPLETED"`) && strings.Contains(b, mint["id"].(string)) {
+					return true
+				}
+			}
+			return false
+		})
 		if got := e.scSupply(t, coinID); got != 1_000_000_000 {
 			t.Fatalf("supply after the mint: %d", got)
 		}
