@@ -305,31 +305,39 @@ func (s *Service) burnSource(ctx context.Context, t store.Tenant, c store.Stable
 }
 
 // coverable refuses a burn larger than the supply not already being burned.
+// Submit checks it again under the stablecoin's row lock, so concurrent
+// burns cannot together exceed the supply.
 func (s *Service) coverable(ctx context.Context, t store.Tenant, c store.Stablecoin, amount int64) error {
-	supply, err := s.Supply(ctx, t, c.ID)
-	if err != nil {
-		return err
-	}
-	pending, err := s.pendingBurns(ctx, t, c.ID)
-	if err != nil {
-		return err
-	}
-	if amount > supply-pending {
-		return apierr.Newf("INSUFFICIENT_FUNDS", "The burn of %d exceeds the %d of %s issued and not already being burned",
-			amount, supply-pending, c.Symbol)
-	}
-	return nil
+	return s.DB.InTx(ctx, func(tx *store.Tx) error { return s.coverableTx(ctx, tx, t, c, amount) })
 }
 
-func (s *Service) pendingBurns(ctx context.Context, t store.Tenant, coinID string) (int64, error) {
-	ops, _, err := s.DB.Read().ListStablecoinOperations(ctx, t, coinID, TypeBurn, "", 1_000_000)
-	var sum int64
+func (s *Service) coverableTx(ctx context.Context, tx *store.Tx, t store.Tenant, c store.Stablecoin, amount int64) error {
+	var supply int64
+	row, err := tx.LedgerAccountByCode(ctx, t, CodeSupply, c.ID)
+	switch {
+	case err == nil:
+		b, err := s.Ledger.BalanceTx(ctx, tx, t, row.ID)
+		if err != nil {
+			return err
+		}
+		supply = -b.Posted
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	ops, _, err := tx.ListStablecoinOperations(ctx, t, c.ID, TypeBurn, "", 1_000_000)
+	if err != nil {
+		return err
+	}
 	for _, o := range ops {
 		if o.Status == StatusPendingFunding {
-			sum += o.Amount
+			supply -= o.Amount
 		}
 	}
-	return sum, err
+	if amount > supply {
+		return apierr.Newf("INSUFFICIENT_FUNDS", "The burn of %d exceeds the %d of %s issued and not already being burned",
+			amount, supply, c.Symbol)
+	}
+	return nil
 }
 
 func (s *Service) newOperation(t store.Tenant, c store.Stablecoin, link store.StablecoinProviderAccount, typ string, amount, fiat int64, desc string) store.StablecoinOperation {
@@ -355,6 +363,14 @@ func (s *Service) submit(ctx context.Context, t store.Tenant, creds Credentials,
 	due := tr.CheckAfter
 	p.op.DueAt = &due
 	err = s.DB.InTx(ctx, func(tx *store.Tx) error {
+		if p.op.OperationType == TypeBurn {
+			if _, err := tx.GetStablecoin(ctx, t, p.coin.ID, true); err != nil {
+				return err
+			}
+			if err := s.coverableTx(ctx, tx, t, p.coin, p.op.Amount); err != nil {
+				return err
+			}
+		}
 		for _, l := range p.newLinks {
 			if err := tx.InsertStablecoinLink(ctx, l); err != nil && !errors.Is(err, store.ErrConflict) {
 				return err

@@ -284,3 +284,32 @@ func FuzzRequests(f *testing.F) {
 		}
 	})
 }
+
+// A burn may not exceed the issued supply less the burns still waiting for
+// their tokens.
+func TestBurnBeyondSupply(t *testing.T) {
+	rails.SetClockFactor(1e-6)
+	defer rails.SetClockFactor(rails.DefaultClockFactor)
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		s := newService(t, db)
+		f := newFixture(t, ctx, db, s)
+		if _, err := s.Burn(ctx, f.t, f.coin.ID, burnReq("10000", f.wallet, f.bank)); code(err) != "STABLECOIN_EXTERNAL_ACCOUNT_NOT_LINKED" {
+			t.Fatalf("burn from a wallet that received nothing: %v", err)
+		}
+		mint, err := s.Mint(ctx, f.t, f.coin.ID, mintReq("1000000", f.wallet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, ctx, s, f, mint.ID, StatusCompleted)
+		if _, err := s.Burn(ctx, f.t, f.coin.ID, burnReq("1010000", f.wallet, f.bank)); code(err) != "INSUFFICIENT_FUNDS" {
+			t.Fatalf("burn beyond supply: %v", err)
+		}
+		if _, err := s.Burn(ctx, f.t, f.coin.ID, burnReq("600000", f.wallet, f.bank)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Burn(ctx, f.t, f.coin.ID, burnReq("500000", f.wallet, f.bank)); code(err) != "INSUFFICIENT_FUNDS" {
+			t.Fatalf("second burn beyond what is not already being burned: %v", err)
+		}
+	})
+}
