@@ -140,13 +140,16 @@ func (s *Service) advance(ctx context.Context, tx *store.Tx, c store.Stablecoin,
 		}
 		return tx.UpdateStablecoinOperation(ctx, *op)
 	}
+	unchanged := next.Status == op.ProviderStatus
+	op.ProviderStatus = next.Status // the events of this step show the provider's new status
 	if err := s.follow(ctx, tx, c, op, next); err != nil {
 		return err
 	}
-	op.ProviderStatus = next.Status
 	if !Terminal(op.Status) {
 		due := next.CheckAfter
-		if !due.After(now) {
+		if !due.After(now) && unchanged {
+			due = now.Add(time.Second) // no news and no date for them: ask again shortly
+		} else if !due.After(now) {
 			due = now
 		}
 		if op.Status == StatusPendingFunding && op.ExpiresAt != nil && op.ExpiresAt.Before(due) {
