@@ -66,6 +66,11 @@ const (
 	// A PROCESSING embedded-wallet operation completed (R-IACCT-15).
 	WalletOperationCompleted = "wallet_operation.completed"
 
+	// A stablecoin issuer operation (mint or burn) changed status; data is
+	// the operation. Types: STABLECOIN_OPERATION.<STATUS> (PENDING_FUNDING,
+	// PENDING_PROVIDER, PROCESSING, COMPLETED, FAILED, EXPIRED).
+	StablecoinOperationCompleted = "STABLECOIN_OPERATION.COMPLETED"
+
 	// Sent by POST /sandbox/webhooks/test.
 	Test = "TEST"
 )
@@ -84,3 +89,6 @@ func CustomerKYC(status string) string { return "CUSTOMER.KYC_" + status }
 
 // CustomerKYB is the type for a business's kybStatus becoming status.
 func CustomerKYB(status string) string { return "CUSTOMER.KYB_" + status }
+
+// StablecoinOperation is the type for a stablecoin operation entering status.
+func StablecoinOperation(status string) string { return "STABLECOIN_OPERATION." + status }

@@ -35,6 +35,7 @@ var postActions = map[string]string{
 	"POST /events/{eventId}/redeliver":                                      "sends an existing event again",
 	"POST /webhooks/secret/rotate":                                          "replaces the signing secret; a replay would show a secret no longer stored",
 	"POST /sandbox/webhooks/test":                                           "reports the receiver's answer now; a replay would report an old one",
+	"POST /crypto/estimate-withdrawal-fee":                                  "computes an estimate and changes nothing",
 	// Embedded wallets: the signed retry (step 1's 202 and its Request-Id)
 	// is what makes these exactly-once; a stored 202 replayed under one
 	// Idempotency-Key would hide step 2 from the service.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/rails"
+	"github.com/paymentsd/paymentsd/internal/stablecoins"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
@@ -49,7 +50,7 @@ func NewNode(ctx context.Context, db *store.DB, log *slog.Logger, opts NodeOptio
 
 // Start starts the background work until ctx ends: maintenance, external
 // account work, customer jobs, quote expiry, payment-document sweeps, the
-// webhook runner and the rail runner. wait blocks until the work that writes
+// webhook runner, the rail runner and the stablecoin operations runner. wait blocks until the work that writes
 // on its way out (the webhook and rail runners) has stopped.
 func (n *Node) Start(ctx context.Context) (wait func()) {
 	s := n.API
@@ -67,5 +68,7 @@ func (n *Node) Start(ctx context.Context) (wait func()) {
 	wg.Go(func() { webhooks.Run(ctx, n.db, n.log, n.opts.Webhooks) })
 	// Rail settlement, failures and returns.
 	wg.Go(func() { rails.Run(ctx, n.db, railOpts) })
+	// Stablecoin mints and burns through their provider's states.
+	wg.Go(func() { s.stablecoinService().Run(ctx, stablecoins.RunnerOptions{Log: n.log}) })
 	return wg.Wait
 }

@@ -34,6 +34,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/currency"
@@ -78,6 +79,15 @@ const (
 	CodeFX           = "FX_POSITION"
 	CodeCardHolds    = "CARD_HOLDS"
 )
+
+// IsTokenCurrency reports whether cur is a stablecoin's own token unit: a
+// platform-issued stablecoin is not in the currency table, so its ledger
+// accounts (issued supply, tokens held outside) take its id as their
+// currency ("Stablecoin:<uuid>"), amounts in the token's smallest unit.
+func IsTokenCurrency(cur string) bool {
+	typ, _, ok := strings.Cut(cur, ":")
+	return ok && typ == id.Stablecoin && id.Valid(id.Stablecoin, cur)
+}
 
 // HotByDefault reports whether SystemAccount makes the account with code hot:
 // world, clearing, fee and FX accounts are touched by most transfers.
@@ -353,7 +363,7 @@ func (s *Service) GetAccount(ctx context.Context, t store.Tenant, accountID stri
 }
 
 func newAccount(now time.Time, t store.Tenant, spec AccountSpec) (Account, error) {
-	if _, ok := currency.Lookup(spec.Currency); !ok {
+	if _, ok := currency.Lookup(spec.Currency); !ok && !IsTokenCurrency(spec.Currency) {
 		return Account{}, fmt.Errorf("%w: unknown currency %q", ErrInvalidAccount, spec.Currency)
 	}
 	switch spec.Kind {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
@@ -790,4 +791,15 @@ func TestStatement_R_STMT_07_OpeningPlusChangesIsClosing_R_STMT_02_HalfOpen(t *t
 		}
 		f.audit(t)
 	})
+}
+
+func TestIsTokenCurrency(t *testing.T) {
+	for cur, want := range map[string]bool{
+		id.New(id.Stablecoin): true, "Stablecoin:not-a-uuid": false, "USD": false, "": false,
+		id.New(id.StablecoinOperation): false, "Stablecoin:01A21596-B325-7EB3-BF15-7E7499784311": false,
+	} {
+		if got := ledger.IsTokenCurrency(cur); got != want {
+			t.Errorf("IsTokenCurrency(%q) = %v, want %v", cur, got, want)
+		}
+	}
 }

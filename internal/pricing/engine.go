@@ -37,9 +37,12 @@ type Request struct {
 	DestinationCurrency string
 	// Rail is the destination payment rail: RailInternal for a book transfer,
 	// empty for DefaultRail(DestinationCurrency).
-	Rail   string
-	Side   Side
-	Amount int64 // locked amount, smallest unit of the locked side's currency
+	Rail string
+	// Network is the chain of an on-chain payout (SOLANA, ETHEREUM, …):
+	// its network fee is added to the payout fee. Empty: none.
+	Network string
+	Side    Side
+	Amount  int64 // locked amount, smallest unit of the locked side's currency
 	// FeeConfigs are the platform's configured fees (GET /config feeConfigs).
 	FeeConfigs []platformconfig.FeeConfig
 	// Override is the quote's platformFeeOverride, if any; it replaces
@@ -56,6 +59,9 @@ type Request struct {
 type Priced struct {
 	Result
 	Rail string
+	// NetworkFee is the network fee inside the counterparty fee, in the
+	// smallest receiving unit (0 off chain).
+	NetworkFee int64
 	// MinSendingAmount and MaxSendingAmount are the pre-flight bounds on the
 	// total sending amount, approximate for cross-currency transfers (priced
 	// off the cached rate; R-RATE-07). MaxSendingAmount includes the
@@ -152,6 +158,11 @@ func (e *Engine) price(ctx context.Context, req Request, lenient bool) (Priced, 
 	if err != nil {
 		return Priced{}, limitsOf{}, err
 	}
+	netFee, err := e.convert(ctx, e.Schedule.NetworkFor(req.Network), dst, true)
+	if err != nil {
+		return Priced{}, limitsOf{}, err
+	}
+	cpFixed = cpFixed.Add(netFee)
 	var plat PlatformFee
 	if req.Override != nil {
 		plat = req.Override.Fee()
@@ -197,7 +208,8 @@ func (e *Engine) price(ctx context.Context, req Request, lenient bool) (Priced, 
 			hi = approx
 		}
 	}
-	return Priced{Result: res, Rail: rail, MinSendingAmount: lo, MaxSendingAmount: hi, UpdatedAt: q.AsOf}, lim, nil
+	return Priced{Result: res, Rail: rail, NetworkFee: netFee.IntPart(), MinSendingAmount: lo, MaxSendingAmount: hi,
+		UpdatedAt: q.AsOf}, lim, nil
 }
 
 // limits resolves the transfer's bound and size-limit rules, and the

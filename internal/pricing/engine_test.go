@@ -355,3 +355,33 @@ func TestFormatMinor(t *testing.T) {
 		}
 	}
 }
+
+// An on-chain payout pays its chain's network fee (the sandbox fee model),
+// in the receiving currency, inside the counterparty fee and feesIncluded;
+// off chain, or with no network, there is none.
+func TestNetworkFee(t *testing.T) {
+	e := sandboxEngine()
+	base := Request{SourceCurrency: "USDC", DestinationCurrency: "USDC", Rail: RailOnchain, Side: Sending, Amount: 10_000_000}
+	none := quote(t, e, base)
+	for network, fee := range map[string]int64{"SOLANA": 10_000, "ETHEREUM": 1_500_000, "BASE": 20_000, "TRON": 1_000_000, "SPARK": 0} {
+		req := base
+		req.Network = network
+		p := quote(t, e, req)
+		if p.NetworkFee != fee || p.FeesIncluded != none.FeesIncluded+fee || p.RateDetails.CounterpartyFixedFee != fee ||
+			p.TotalReceivingAmount != none.TotalReceivingAmount-fee {
+			t.Errorf("%s: network fee %d, fees %d, receiving %d", network, p.NetworkFee, p.FeesIncluded, p.TotalReceivingAmount)
+		}
+	}
+	if PayoutNetwork("SOLANA_WALLET", RailOnchain) != "SOLANA" || PayoutNetwork("SOLANA_WALLET", RailLightning) != "" ||
+		PayoutNetwork("USD_ACCOUNT", RailACH) != "" {
+		t.Fatal("PayoutNetwork")
+	}
+	bad := DefaultSchedule()
+	bad.Network = append(bad.Network, NetworkFee{Fixed: USD(1)})
+	if bad.Validate() == nil {
+		t.Fatal("a network fee without a network validated")
+	}
+	if err := DefaultSchedule().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

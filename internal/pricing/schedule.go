@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/paymentsd/paymentsd/internal/currency"
 )
@@ -138,12 +139,48 @@ type PayoutFee struct {
 	Fixed Money
 }
 
+// NetworkFee is what a blockchain charges to carry a payout on Network
+// (the sandbox fee model: a fixed amount per network), in the receiving
+// currency after conversion; like the payout fee it is part of the
+// counterparty fee of rateDetails.
+type NetworkFee struct {
+	Network string
+	Fixed   Money
+}
+
 // Schedule is the service fee schedule: one service fee and one payout fee
 // apply to a transfer, each the most specific matching rule of its table
-// (none matching means no fee). Replace Engine.Schedule to change it.
+// (none matching means no fee), plus the network fee of an on-chain payout.
+// Replace Engine.Schedule to change it.
 type Schedule struct {
 	Service []ServiceFee
 	Payout  []PayoutFee
+	Network []NetworkFee
+}
+
+// DefaultNetworkFees is the sandbox network fee model: what a withdrawal
+// costs on each chain, in US cents converted to the withdrawn currency
+// (rounded up). Lightning and Spark carry no network fee.
+func DefaultNetworkFees() []NetworkFee {
+	return []NetworkFee{
+		{Network: "SOLANA", Fixed: USD(1)},
+		{Network: "ETHEREUM", Fixed: USD(150)},
+		{Network: "BASE", Fixed: USD(2)},
+		{Network: "POLYGON", Fixed: USD(1)},
+		{Network: "PLASMA", Fixed: USD(1)},
+		{Network: "TRON", Fixed: USD(100)},
+		{Network: "BITCOIN", Fixed: USD(75)},
+	}
+}
+
+// NetworkFor returns the network fee of a payout on network (zero for none).
+func (s Schedule) NetworkFor(network string) Money {
+	for _, n := range s.Network {
+		if n.Network == network {
+			return n.Fixed
+		}
+	}
+	return Money{}
 }
 
 // DefaultSchedule is the built-in fee schedule:
@@ -152,6 +189,7 @@ type Schedule struct {
 //     transfer is free;
 //   - cross-currency transfers: 50 bps + USD 1.00 (converted to the sending
 //     currency), except between USD and a USD stablecoin (10 bps, no fixed);
+//   - on-chain payouts: the network fee of DefaultNetworkFees;
 //   - payouts: ACH USD 0.25, WIRE USD 15.00, RTP and FedNow USD 0.50, SEPA and
 //     SEPA Instant EUR 0.20, Faster Payments GBP 0.20, SPEI MXN 3.00, SWIFT
 //     USD 25.00; ACH_SAME_DAY and every other rail free. (ACH_SAME_DAY is free
@@ -174,6 +212,7 @@ func DefaultSchedule() Schedule {
 			{Match: Match{Rail: RailSWIFT}, Fixed: USD(2500)},
 		},
 	}
+	s.Network = DefaultNetworkFees()
 	for _, coin := range []string{"USDC", "USDT", "USDB"} {
 		s.Service = append(s.Service,
 			ServiceFee{Match: Match{SourceCurrency: "USD", DestinationCurrency: coin}, VariableBps: 10},
@@ -215,6 +254,14 @@ func (s Schedule) Validate() error {
 			return fmt.Errorf("pricing: payout fee %d: %w", i, err)
 		}
 	}
+	for _, n := range s.Network {
+		if n.Network == "" {
+			return fmt.Errorf("pricing: a network fee names no network")
+		}
+		if err := checkMoney(n.Fixed, ""); err != nil {
+			return fmt.Errorf("pricing: network fee of %s: %w", n.Network, err)
+		}
+	}
 	return nil
 }
 
@@ -232,4 +279,15 @@ func checkMoney(m Money, sideCurrency string) error {
 		return fmt.Errorf("amount %d has no currency and the rule matches any currency", m.Amount)
 	}
 	return nil
+}
+
+// PayoutNetwork is the chain an on-chain payout to an external account of
+// accountType travels (ETHEREUM for ETHEREUM_WALLET, …), whose network fee
+// it pays; empty off chain.
+func PayoutNetwork(accountType, rail string) string {
+	if rail != RailOnchain {
+		return ""
+	}
+	n, _ := strings.CutSuffix(accountType, "_WALLET")
+	return n
 }

@@ -142,6 +142,9 @@ type resolved struct {
 	sourceCustomerID string
 	// walletSource: the source is an EMBEDDED_WALLET (execution is signed).
 	walletSource bool
+	// network is the chain of an on-chain payout, whose network fee the
+	// quote charges (pricing.Schedule.Network).
+	network string
 }
 
 // internalAccounts reads the internal accounts a request names, source and
@@ -299,6 +302,7 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 			}
 			r.plan.To, r.plan.DestExternalID, r.plan.DestCustomerID = ToExternal, ea.ID, ea.CustomerID
 			r.plan.ReceivingCurrency, r.plan.Rail = ea.Currency, rail
+			r.network = pricing.PayoutNetwork(str(ea.AccountInfo.AccountType), rail)
 			r.dest = QuoteDestination{DestinationType: DestAccount, AccountID: ea.ID, PaymentRail: rail}
 			r.destKind = paymentdocs.DestExternalBankAccount
 			if ea.AccountInfo.Beneficiary != nil {
@@ -408,7 +412,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	now := s.DB.Now().UTC().Truncate(time.Microsecond)
 	pr, err := eng.Quote(ctx, pricing.Request{
 		SourceCurrency: r.plan.SendingCurrency, DestinationCurrency: r.plan.ReceivingCurrency, Rail: r.plan.Rail,
-		Side: pricing.Side(*req.LockedCurrencySide), Amount: *req.LockedCurrencyAmount,
+		Network: r.network, Side: pricing.Side(*req.LockedCurrencySide), Amount: *req.LockedCurrencyAmount,
 		FeeConfigs: cfg.FeeConfigs, Override: req.PlatformFeeOverride, Currencies: cfg.SupportedCurrencies, At: now,
 	})
 	if err != nil {
