@@ -141,10 +141,10 @@ func jsonCol(s string) []byte {
 // and updatedAt. ErrNotFound when the row is not the tenant's.
 func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
 	res, err := q.exec(ctx, `UPDATE transactions SET status = ?, failure_reason = ?, settled_at = ?, payment_rail = ?,
-		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, updated_at = ?
-		WHERE platform_id = ? AND env = ? AND id = ?`,
+		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, payment_instructions = ?,
+		updated_at = ? WHERE platform_id = ? AND env = ? AND id = ?`,
 		x.Status, x.FailureReason, nullMicros(x.SettledAt), x.PaymentRail, string(x.Source), string(x.Destination),
-		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), toMicros(x.UpdatedAt),
+		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), string(x.PaymentInstructions), toMicros(x.UpdatedAt),
 		x.Tenant.PlatformID, x.Tenant.Env, x.ID)
 	if err != nil {
 		return err
