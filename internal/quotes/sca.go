@@ -65,7 +65,7 @@ func payoutOf(d *document) sca.Payout {
 		steps = 2
 	}
 	return sca.Payout{CustomerID: d.Plan.SenderCustomerID, QuoteID: q.ID,
-		Payee: q.Destination.DestinationType + ":" + q.Destination.AccountID + q.Destination.UmaAddress,
+		Payee:         q.Destination.DestinationType + ":" + q.Destination.AccountID + q.Destination.UmaAddress,
 		SendingAmount: q.TotalSendingAmount, SendingCurrency: d.Plan.SendingCurrency,
 		ReceivingAmount: q.TotalReceivingAmount, ReceivingCurrency: d.Plan.ReceivingCurrency,
 		Steps: steps, Factor: d.Plan.ScaFactor}

@@ -73,4 +73,3 @@ func (s *Service) RecordEvent(ctx context.Context, t store.Tenant, customerID st
 	}
 	return out, nil
 }
-
