@@ -63,7 +63,7 @@ func (s *Server) scaRoutes() {
 	s.handle(route{pattern: "POST /sca/login/start", need: auth.NeedWrite, query: c, h: h.loginStart})
 	s.handle(route{pattern: "POST /sca/login/complete", need: auth.NeedWrite, query: c, h: h.loginComplete})
 	s.handle(route{pattern: "POST /sca/record-event", need: auth.NeedWrite, query: c, h: h.recordEvent})
-	s.handle(route{pattern: "POST /sca/factors/reset", need: auth.NeedWrite, query: c, h: h.resetStart})
+	s.handle(route{pattern: "POST /sca/factors/reset", need: auth.NeedWrite, idempotent: true, query: c, h: h.resetStart})
 	s.handle(route{pattern: "GET /sca/factors/reset/{resetId}", need: auth.NeedView, query: c, h: h.resetGet})
 	s.handle(route{pattern: "POST /sca/factors/reset/{resetId}/complete", need: auth.NeedWrite, query: c, h: h.resetComplete})
 	s.handle(route{pattern: "POST /sandbox/sca/factors/reset/{resetId}/liveness", need: auth.NeedWrite, sandboxOnly: true,
