@@ -199,6 +199,9 @@ func TestSCA_Exemptions(t *testing.T) {
 		if q["scaExemption"] != "LOW_VALUE" || q["scaChallenge"] != nil || q["status"] != "PENDING" {
 			t.Fatalf("low-value quote %v", q)
 		}
+		if x := e.scaTxn(t, q["transactionId"].(string)); x["scaExemption"] != "LOW_VALUE" {
+			t.Fatalf("exemption not recorded on the transaction: %v", x)
+		}
 		r = e.do("POST", "/quotes/"+q["id"].(string)+"/execute", nil)
 		expect(t, r, http.StatusOK, "")
 		if r.JSON(t)["status"] != "PROCESSING" {
@@ -215,6 +218,9 @@ func TestSCA_Exemptions(t *testing.T) {
 		q = e.qtQuote(t, qtBody(src, ext, "SENDING", 2000))
 		if q["scaExemption"] != "TRUSTED_BENEFICIARY" || q["scaChallenge"] != nil {
 			t.Fatalf("trusted-beneficiary quote %v", q)
+		}
+		if x := e.scaTxn(t, q["transactionId"].(string)); x["scaExemption"] != "TRUSTED_BENEFICIARY" {
+			t.Fatalf("exemption not recorded on the transaction: %v", x)
 		}
 		settings := e.do("GET", "/sca/settings", nil).JSON(t)
 		if settings["trustedBeneficiaryExemption"] != true || settings["lowValueExemption"] == nil {
@@ -238,6 +244,33 @@ func TestSCA_Exemptions(t *testing.T) {
 		}
 		if _, ok := fe["lowValueExemption.maxAmount"]; !ok {
 			t.Fatalf("%s", r.Body)
+		}
+	})
+}
+
+// R-IDEM-02 with SCA: a quote awaiting authorization replays as it was
+// answered (202, one quote, one challenge); an authorization replays its
+// answer and moves the money once.
+func TestSCA_IdempotentQuoteAndAuthorize_R_VER_04(t *testing.T) {
+	t.Parallel()
+	eachEnv(t, func(t *testing.T, e *env) {
+		now, _ := e.scaClock(t)
+		de, src, dst, _ := e.scaReady(t, *now)
+		body := qtBody(src, dst, "SENDING", 1500)
+		first := e.do("POST", "/quotes", body, withHeader("Idempotency-Key", "sca-q-1"))
+		again := e.do("POST", "/quotes", body, withHeader("Idempotency-Key", "sca-q-1"))
+		expect(t, first, http.StatusAccepted, "")
+		expect(t, again, http.StatusAccepted, "")
+		if first.JSON(t)["id"] != again.JSON(t)["id"] || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay %s", again.Body)
+		}
+		auth := "/quotes/" + first.JSON(t)["id"].(string) + "/authorize"
+		a1 := e.do("POST", auth, cobj{"code": "123456"}, withHeader("Idempotency-Key", "sca-a-1"))
+		a2 := e.do("POST", auth, cobj{"code": "123456"}, withHeader("Idempotency-Key", "sca-a-1"))
+		expect(t, a1, http.StatusOK, "")
+		expect(t, a2, http.StatusOK, "")
+		if a2.Header.Get("Idempotent-Replayed") != "true" || e.qtBalance(t, de, "USD") != 100000-1500 {
+			t.Fatalf("authorize replay moved money again: %s", a2.Body)
 		}
 	})
 }

@@ -53,6 +53,9 @@ type Transaction struct {
 	CounterpartyInformation []byte
 	// HoldID is the ledger hold reserving an outgoing payment's money.
 	HoldID string
+	// ScaExemption is the SCA exemption an outgoing payment went under
+	// (migration 0044; "" for none).
+	ScaExemption string
 }
 
 const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.status, t.direction, t.customer_id,
@@ -60,7 +63,7 @@ const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.statu
 	t.sent_amount, t.sent_currency, t.received_amount, t.received_currency, t.fees, t.rule_based_account_id,
 	t.card_id, t.quote_id, t.reference, t.description, t.failure_reason, t.ledger_transfer_id, t.settled_at,
 	t.created_at, t.updated_at, t.payment_rail, t.platform_fees, t.exchange_rate, t.rate_details, t.refund,
-	t.payment_instructions, t.counterparty_information, t.hold_id`
+	t.payment_instructions, t.counterparty_information, t.hold_id, t.sca_exemption`
 
 const transactionFrom = ` FROM transactions t LEFT JOIN customers c ON c.id = t.customer_id`
 
@@ -75,7 +78,7 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 		&pcid, &x.AccountID, &x.SourceAccountID, &x.DestinationAccountID, &source, &dest, &x.SentAmount,
 		&x.SentCurrency, &received, &x.ReceivedCurrency, &x.Fees, &x.RuleBasedAccountID, &x.CardID, &x.QuoteID,
 		&x.Reference, &x.Description, &x.FailureReason, &transfer, &settled, &created, &updated, &x.PaymentRail,
-		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID); err != nil {
+		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID, &x.ScaExemption); err != nil {
 		return Transaction{}, classify(err)
 	}
 	x.CustomerID, x.PlatformCustomerID, x.LedgerTransferID = customer.String, pcid.String, transfer.String
@@ -113,8 +116,9 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		customer_id, account_id, source_account_id, destination_account_id, source, destination, sent_amount,
 		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
 		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
-		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id,
+		sca_exemption)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING `+insertedTransactionCols,
 		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
 		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
@@ -122,7 +126,7 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
 		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
 		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
-		string(x.CounterpartyInformation), x.HoldID))
+		string(x.CounterpartyInformation), x.HoldID, x.ScaExemption))
 	if err != nil {
 		return Transaction{}, err
 	}

@@ -163,9 +163,12 @@ type Transaction struct {
 	QuoteID                    string                      `json:"quoteId,omitempty"`
 	Description                string                      `json:"description,omitempty"`
 	FailureReason              string                      `json:"failureReason,omitempty"`
-	SettledAt                  *time.Time                  `json:"settledAt,omitempty"`
-	CreatedAt                  time.Time                   `json:"createdAt"`
-	UpdatedAt                  time.Time                   `json:"updatedAt"`
+	// ScaExemption names the SCA exemption an outgoing payment went under
+	// without a challenge (LOW_VALUE, TRUSTED_BENEFICIARY).
+	ScaExemption string     `json:"scaExemption,omitempty"`
+	SettledAt    *time.Time `json:"settledAt,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
 }
 
 // New describes a transaction to record.
@@ -200,6 +203,8 @@ type New struct {
 	CounterpartyInformation json.RawMessage
 	FailureReason           string
 	HoldID                  string
+	// ScaExemption is the SCA exemption the payout went under (package sca).
+	ScaExemption string
 }
 
 // Record stores a transaction inside the caller's database transaction and
@@ -237,6 +242,7 @@ func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 		// events rendered before the row is stored match it.
 		RateDetails: nilIfEmpty(n.RateDetails), PaymentInstructions: nilIfEmpty(n.PaymentInstructions),
 		CounterpartyInformation: nilIfEmpty(n.CounterpartyInformation), FailureReason: n.FailureReason, HoldID: n.HoldID,
+		ScaExemption: n.ScaExemption,
 	}, nil
 }
 
@@ -266,7 +272,8 @@ func Render(row store.Transaction) (Transaction, error) {
 		PlatformCustomerID: row.PlatformCustomerID, RuleBasedAccountID: row.RuleBasedAccountID,
 		SentAmount: Amount(row.SentAmount, row.SentCurrency), Fees: row.Fees, QuoteID: row.QuoteID,
 		Description: row.Description, FailureReason: row.FailureReason, SettledAt: row.SettledAt,
-		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		ScaExemption: row.ScaExemption,
+		CreatedAt:    row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
 	if err := json.Unmarshal(row.Source, &out.Source); err != nil {
 		return Transaction{}, fmt.Errorf("transactions: stored source of %s: %w", row.ID, err)
