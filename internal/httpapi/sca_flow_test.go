@@ -64,7 +64,8 @@ func TestSCA_DoneWhen_GermanCustomerPayouts(t *testing.T) {
 			t.Fatalf("sessionExpiresAt %s, want %s", exp, want)
 		}
 
-		// R-SCA-04, R-VER-04: 202, PENDING_AUTHORIZATION, scaChallenge.
+		// R-SCA-04, R-VER-04: 202, PENDING_AUTHORIZATION, scaChallenge;
+		// R-QUOTE-21: the quote (checked against the document) in that status.
 		q := e.scaQuote(t, qtBody(src, dst, "SENDING", 2500, "scaFactor", "TOTP"))
 		if q["status"] != "PENDING_AUTHORIZATION" {
 			t.Fatalf("status %v", q["status"])
@@ -126,7 +127,7 @@ func TestSCA_DoneWhen_GermanCustomerPayouts(t *testing.T) {
 		}
 		expect(t, e.do("POST", "/quotes/"+q2["id"].(string)+"/authorize", cobj{"code": "123456"}), http.StatusConflict, "CONFLICT")
 
-		// R-SCA-07: five wrong codes lock the factor: 423 ACCOUNT_LOCKED,
+		// R-SCA-07, R-ERR-19: five wrong codes lock the factor: 423 ACCOUNT_LOCKED,
 		// even for the right code, until the lock expires.
 		q3 := e.scaQuote(t, qtBody(src, dst, "SENDING", 1000, "scaFactor", "TOTP"))
 		auth := "/quotes/" + q3["id"].(string) + "/authorize"

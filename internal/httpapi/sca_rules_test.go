@@ -156,8 +156,10 @@ func TestSCA_CrossCurrency_TwoChallenges_R_SCA_06(t *testing.T) {
 }
 
 // Realtime-funding quotes get their paymentInstructions only after
-// authorization; the transaction shows them then too.
-func TestSCA_RealtimeFunding_InstructionsAfterAuthorization(t *testing.T) {
+// authorization; the transaction shows them then too. R-QUOTE-31 (SCA
+// part): a payment to the quote before authorization is refused and moves
+// nothing; after it, the deposit moves the quote on without execute.
+func TestSCA_RealtimeFunding_InstructionsAfterAuthorization_R_QUOTE_31(t *testing.T) {
 	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		now, _ := e.scaClock(t)
@@ -171,6 +173,12 @@ func TestSCA_RealtimeFunding_InstructionsAfterAuthorization(t *testing.T) {
 		if x := e.scaTxn(t, q["transactionId"].(string)); len(x["paymentInstructions"].([]any)) != 0 {
 			t.Fatalf("transaction shows instructions before authorization: %v", x["paymentInstructions"])
 		}
+		send := cobj{"quoteId": q["id"], "currencyCode": "USD"}
+		before := e.qtCounts(t)
+		expect(t, e.do("POST", "/sandbox/send", send), http.StatusConflict, "CONFLICT")
+		if e.qtCounts(t) != before {
+			t.Fatal("a payment before authorization changed something")
+		}
 		r := e.do("POST", "/quotes/"+q["id"].(string)+"/authorize", cobj{"code": "123456"})
 		expect(t, r, http.StatusOK, "")
 		m := r.JSON(t)
@@ -180,6 +188,10 @@ func TestSCA_RealtimeFunding_InstructionsAfterAuthorization(t *testing.T) {
 		x := e.scaTxn(t, q["transactionId"].(string))
 		if list, _ := x["paymentInstructions"].([]any); x["status"] != "PENDING" || len(list) == 0 {
 			t.Fatalf("transaction %v", x)
+		}
+		expect(t, e.do("POST", "/sandbox/send", send), http.StatusOK, "")
+		if got := e.do("GET", "/quotes/"+q["id"].(string), nil).JSON(t)["status"]; got != "COMPLETED" {
+			t.Fatalf("funded authorized quote %v", got)
 		}
 	})
 }
