@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -23,6 +25,11 @@ func TestSCA_FactorsDeleteAndReset(t *testing.T) {
 		// The last factor is never deleted.
 		expect(t, e.do("DELETE", scaPath("/sca/factors/"+sms, de), nil), http.StatusConflict, "CONFLICT")
 		secret := e.scaEnrolTOTP(t, de, *now)
+		// The TOTP secret is stored only sealed; codes only as hashes.
+		row, err := e.db.Read().GetScaCustomer(context.Background(), e.acTenant(), de, false)
+		if err != nil || strings.Contains(string(row.Document), secret) || strings.Contains(string(row.Document), "123456") {
+			t.Fatalf("SCA state holds a secret in clear (%v): %s", err, row.Document)
+		}
 		list := e.do("GET", scaPath("/sca/factors", de), nil).JSON(t)["factors"].([]any)
 		var totpID string
 		for _, f := range list {

@@ -65,6 +65,9 @@ func TestSCA_ExecutePendingQuote_R_SCA_05(t *testing.T) {
 		expect(t, e.do("POST", resend, nil), http.StatusTooManyRequests, "RATE_LIMITED")
 		advance(31 * time.Second)
 		expect(t, e.do("POST", resend, nil), http.StatusNoContent, "")
+		if ch := e.do("GET", "/quotes/"+q["id"].(string), nil).JSON(t)["scaChallenge"].(map[string]any); ch["factor"] != "SMS_OTP" {
+			t.Fatalf("challenge after resend %v", ch)
+		}
 
 		r = e.do("POST", "/quotes/"+q["id"].(string)+"/authorize", cobj{"code": "123456"})
 		expect(t, r, http.StatusOK, "")

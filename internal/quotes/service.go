@@ -652,6 +652,14 @@ func (s *Service) Get(ctx context.Context, t store.Tenant, quoteID string) (Quot
 		return Quote{}, err
 	}
 	d, err := decodeDoc(row)
+	if err == nil && row.Status == StatusPendingAuthorization && s.SCA != nil {
+		// The challenge as it is now (a re-sent code changes its factor).
+		if ch, cerr := s.SCA.Current(ctx, s.DB.Read(), t, quoteID); cerr != nil {
+			return Quote{}, cerr
+		} else if ch != nil {
+			d.Quote.ScaChallenge = ch
+		}
+	}
 	return d.Quote, err
 }
 
