@@ -18,7 +18,7 @@ func TestSCA_FactorsDeleteAndReset(t *testing.T) {
 		de := e.scaCustomer(t, "DE")
 		expect(t, e.do("GET", scaPath("/sca/factors", "Customer:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b"), nil), http.StatusNotFound, "CUSTOMER_NOT_FOUND")
 		expect(t, e.do("GET", "/sca/factors", nil), http.StatusBadRequest, "INVALID_INPUT")
-		expect(t, e.do("POST", scaPath("/sca/factors", de), cobj{"type": "PASSKEY"}), http.StatusBadRequest, "INVALID_INPUT")
+		expect(t, e.do("POST", scaPath("/sca/factors", de), cobj{"type": "EMAIL_OTP"}), http.StatusBadRequest, "INVALID_INPUT")
 		expect(t, e.do("POST", scaPath("/sca/login/start", de), cobj{"factor": "SMS_OTP"}), http.StatusBadRequest, "INVALID_INPUT")
 		sms := e.scaEnrolSMS(t, de)
 		expect(t, e.do("POST", scaPath("/sca/factors", de), cobj{"type": "SMS_OTP"}), http.StatusConflict, "CONFLICT")

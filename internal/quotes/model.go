@@ -185,8 +185,8 @@ func (r *Request) Validate() error {
 	if r.PurposeOfPayment != nil && !slices.Contains(PurposesOfPayment, *r.PurposeOfPayment) {
 		f.Add("purposeOfPayment", apierr.Enum, "is not a PurposeOfPayment value")
 	}
-	if r.ScaFactor != nil && *r.ScaFactor != sca.FactorSMS && *r.ScaFactor != sca.FactorTOTP {
-		f.Add("scaFactor", apierr.Enum, "must be SMS_OTP or TOTP (PASSKEY factors are not available on this server)")
+	if r.ScaFactor != nil && *r.ScaFactor != sca.FactorSMS && *r.ScaFactor != sca.FactorTOTP && *r.ScaFactor != sca.FactorPasskey {
+		f.Add("scaFactor", apierr.Enum, "must be SMS_OTP, TOTP or PASSKEY")
 	}
 	if len(r.DocumentIDs) > MaxDocuments {
 		f.Add("documentIds", apierr.MaxItems, "may hold at most %d document ids", MaxDocuments)

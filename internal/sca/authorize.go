@@ -47,10 +47,7 @@ func (s *Service) authorizeTx(ctx context.Context, tx *store.Tx, t store.Tenant,
 	if err != nil {
 		return nil, nil, err
 	}
-	factorName := row.Factor
-	if proof.Factor != nil {
-		factorName = *proof.Factor
-	}
+	factorName := proof.factorOf(row.Factor)
 	st, err := loadState(ctx, tx.Q, t, p.CustomerID, true)
 	if err != nil {
 		return nil, nil, err
@@ -80,7 +77,8 @@ func (s *Service) authorizeTx(ctx context.Context, tx *store.Tx, t store.Tenant,
 			refusal = wrongProof("code", "the challenge expired at "+row.ExpiresAt.Format(time.RFC3339))
 			break
 		}
-		if refusal, err = s.checkCode(t, p.CustomerID, f, row.CodeHash, *proof.Code, now); err != nil {
+		if refusal, err = s.checkCode(ctx, tx.Q, t, p.CustomerID, f, row.CodeHash,
+			proofOf(proof.Code, proof.PasskeyAssertion, proof.Origin, c.PasskeySession), now); err != nil {
 			return nil, nil, err
 		}
 	}

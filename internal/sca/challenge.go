@@ -47,11 +47,12 @@ type Challenge struct {
 	PasskeyAllowedOrigins   []string       `json:"passkeyAllowedOrigins"`
 }
 
-// challengeDoc is the stored document of a challenge: the API's view and
-// when the last SMS code went (resend rate).
+// challengeDoc is the stored document of a challenge: the API's view, when
+// the last SMS code went (resend rate) and the passkey ceremony's session.
 type challengeDoc struct {
 	Challenge
-	SentAt *time.Time `json:"sentAt,omitempty"`
+	SentAt         *time.Time      `json:"sentAt,omitempty"`
+	PasskeySession json.RawMessage `json:"passkeySession,omitempty"`
 }
 
 // Payout is what a payout challenge authorizes: dynamic linking binds the
@@ -122,6 +123,17 @@ func (s *Service) Issue(ctx context.Context, tx *store.Tx, t store.Tenant, p Pay
 	row := store.ScaChallenge{ID: c.ID, Tenant: t, CustomerID: p.CustomerID, QuoteID: p.QuoteID, Purpose: purpose,
 		Factor: factorName, Binding: binding(p, purpose, step), Step: step, Steps: p.Steps, Status: challengePending,
 		ExpiresAt: c.ExpiresAt, CreatedAt: now, UpdatedAt: now}
+	if pk := st.find(FactorPasskey, factorActive); pk != nil {
+		// The device signs the binding itself: dynamic linking.
+		b, cfg, err := s.beginPasskeyAssertion(ctx, tx.Q, t, p.CustomerID, pk, bindingBytes(row.Binding))
+		if err != nil {
+			return Challenge{}, err
+		}
+		if err := json.Unmarshal(b.Options, &c.PasskeyAssertionOptions); err != nil {
+			return Challenge{}, err
+		}
+		c.PasskeySession, c.PasskeyAllowedOrigins = b.Session, cfg.Origins
+	}
 	if factorName == FactorSMS {
 		code, err := s.sendCode(t, st.find(FactorSMS, factorActive).Phone)
 		if err != nil {
@@ -153,16 +165,23 @@ type Proof struct {
 // Validate checks the proof alone.
 func (p Proof) Validate() error {
 	var f apierr.Fields
-	if len(p.PasskeyAssertion) > 0 && string(p.PasskeyAssertion) != "null" {
-		f.Add("passkeyAssertion", apierr.Enum, "PASSKEY factors are not available on this server; authorize with code")
-	}
-	if p.Code == nil || *p.Code == "" {
-		f.Add("code", apierr.Required, "is required: the SMS or TOTP code")
-	}
 	if p.Factor != nil {
 		checkFactorName(&f, "factor", p.Factor)
 	}
+	checkProofFields(&f, p.Factor, p.Code, p.PasskeyAssertion, p.Origin)
 	return f.Err()
+}
+
+// factorOf is the factor a proof is for: the one named, else PASSKEY for
+// an assertion, else the challenge's.
+func (p Proof) factorOf(challengeFactor string) string {
+	switch {
+	case p.Factor != nil:
+		return *p.Factor
+	case len(p.PasskeyAssertion) > 0 && string(p.PasskeyAssertion) != "null":
+		return FactorPasskey
+	}
+	return challengeFactor
 }
 
 func decodeChallenge(row store.ScaChallenge) (challengeDoc, error) {

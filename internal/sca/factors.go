@@ -60,11 +60,9 @@ func (r EnrolRequest) Validate() error {
 	var f apierr.Fields
 	switch {
 	case r.Type == nil:
-		f.Add("type", apierr.Required, "is required: SMS_OTP or TOTP")
-	case *r.Type == FactorPasskey:
-		f.Add("type", apierr.Enum, "PASSKEY factors are not available on this server; enrol SMS_OTP or TOTP")
-	case *r.Type != FactorSMS && *r.Type != FactorTOTP:
-		f.Add("type", apierr.Enum, "must be SMS_OTP or TOTP")
+		f.Add("type", apierr.Required, "is required: SMS_OTP, TOTP or PASSKEY")
+	case *r.Type != FactorSMS && *r.Type != FactorTOTP && *r.Type != FactorPasskey:
+		f.Add("type", apierr.Enum, "must be SMS_OTP, TOTP or PASSKEY")
 	}
 	if r.Name != nil && (len(*r.Name) == 0 || len(*r.Name) > 64) {
 		f.Add("name", apierr.MaxLength, "must be 1 to 64 characters")
@@ -73,7 +71,8 @@ func (r EnrolRequest) Validate() error {
 }
 
 // EnrolStart is the answer of POST /sca/factors: for TOTP the shared secret
-// and its otpauth:// URI, for SMS_OTP where the code went and until when.
+// and its otpauth:// URI, for SMS_OTP where the code went and until when,
+// for PASSKEY the WebAuthn registration options and the relying party.
 type EnrolStart struct {
 	Type                string     `json:"type"`
 	CredentialID        string     `json:"credentialId"`
@@ -82,6 +81,10 @@ type EnrolStart struct {
 	TotpURI             string     `json:"totpUri,omitempty"`
 	PhoneNumber         string     `json:"phoneNumber,omitempty"`
 	ExpiresAt           *time.Time `json:"expiresAt,omitempty"`
+	// PASSKEY.
+	Options        json.RawMessage `json:"options,omitempty"`
+	AllowedOrigins []string        `json:"allowedOrigins,omitempty"`
+	RelyingPartyID string          `json:"relyingPartyId,omitempty"`
 }
 
 // sealAD binds a sealed TOTP secret to its customer and credential.
@@ -104,6 +107,9 @@ func (s *Service) StartEnrolment(ctx context.Context, t store.Tenant, customerID
 		if err != nil {
 			return err
 		}
+		if *req.Type == FactorPasskey && st.find(FactorPasskey, factorActive) != nil {
+			return apierr.New("PASSKEY_ALREADY_ENROLLED", "Customer "+customerID+" already has a passkey; delete it first")
+		}
 		if st.find(*req.Type, factorActive) != nil {
 			return apierr.Conflict(fmt.Sprintf("Customer %s already has a %s factor; delete it first", customerID, *req.Type))
 		}
@@ -117,6 +123,8 @@ func (s *Service) StartEnrolment(ctx context.Context, t store.Tenant, customerID
 			out, err = s.startTOTP(t, customerID, &f)
 		case FactorSMS:
 			out, err = s.startSMS(ctx, tx.Q, t, customerID, &f, now)
+		case FactorPasskey:
+			out, err = s.startPasskey(ctx, tx.Q, t, customerID, &f)
 		}
 		if err != nil {
 			return err
@@ -198,9 +206,11 @@ func maskPhone(p string) string {
 
 // ConfirmRequest is the body of POST /sca/factors/confirm.
 type ConfirmRequest struct {
-	Type   *string `json:"type"`
-	Secret *string `json:"secret"`
-	Code   *string `json:"code"`
+	Type       *string         `json:"type"`
+	Secret     *string         `json:"secret"`
+	Code       *string         `json:"code"`
+	Origin     *string         `json:"origin"`
+	Credential json.RawMessage `json:"credential"`
 }
 
 // Validate checks the request alone.
@@ -208,13 +218,21 @@ func (r ConfirmRequest) Validate() error {
 	var f apierr.Fields
 	switch {
 	case r.Type == nil:
-		f.Add("type", apierr.Required, "is required: SMS_OTP or TOTP")
+		f.Add("type", apierr.Required, "is required: SMS_OTP, TOTP or PASSKEY")
+	case *r.Type == FactorPasskey:
+		if r.Origin == nil || *r.Origin == "" {
+			f.Add("origin", apierr.Required, "is required for PASSKEY: the origin the credential was made on")
+		}
+		if len(r.Credential) == 0 || string(r.Credential) == "null" {
+			f.Add("credential", apierr.Required, "is required for PASSKEY: the device's credential")
+		}
+		return f.Err()
 	case *r.Type == FactorTOTP:
 		if r.Secret == nil || *r.Secret == "" {
 			f.Add("secret", apierr.Required, "is required for TOTP: the secret the enrolment returned")
 		}
 	case *r.Type != FactorSMS:
-		f.Add("type", apierr.Enum, "must be SMS_OTP or TOTP")
+		f.Add("type", apierr.Enum, "must be SMS_OTP, TOTP or PASSKEY")
 	}
 	if r.Code == nil || *r.Code == "" {
 		f.Add("code", apierr.Required, "is required")
@@ -252,7 +270,7 @@ func (s *Service) ConfirmEnrolment(ctx context.Context, t store.Tenant, customer
 		if err := checkLocks(&st, f, now); err != nil {
 			return err
 		}
-		refusal, err = s.checkEnrolment(t, customerID, f, req, now)
+		refusal, err = s.checkEnrolment(ctx, tx.Q, t, customerID, f, req, now)
 		if err != nil {
 			return err
 		}
@@ -277,9 +295,20 @@ func (s *Service) ConfirmEnrolment(ctx context.Context, t store.Tenant, customer
 
 // checkEnrolment checks the confirmation's proof; a wrong one is counted
 // on f and returned as the refusal (nil error: the state must be saved).
-func (s *Service) checkEnrolment(t store.Tenant, customerID string, f *factor, req ConfirmRequest, now time.Time) (error, error) {
+func (s *Service) checkEnrolment(ctx context.Context, q store.Q, t store.Tenant, customerID string, f *factor, req ConfirmRequest, now time.Time) (error, error) {
 	ok := false
 	switch f.Type {
+	case FactorPasskey:
+		var refusal, err error
+		if ok, refusal, err = s.checkPasskeyRegistration(ctx, q, t, customerID, f, req); err != nil {
+			return nil, err
+		}
+		if refusal != nil {
+			if locked := fail(f, now); locked != nil {
+				return locked, nil
+			}
+			return refusal, nil
+		}
 	case FactorSMS:
 		ok = f.CodeExpiresAt != nil && now.Before(*f.CodeExpiresAt) && codeMatches(f.CodeHash, *req.Code)
 	case FactorTOTP:

@@ -2,6 +2,7 @@ package sca
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
 	"time"
 
@@ -16,21 +17,23 @@ type LoginStartRequest struct {
 }
 
 // LoginStart is its answer: SMS_OTP carries challengeId and expiresAt; TOTP
-// only the factor (the code is in the customer's app).
+// only the factor (the code is in the customer's app); PASSKEY the WebAuthn
+// assertion options and the relying party.
 type LoginStart struct {
-	Factor      string     `json:"factor"`
-	ChallengeID *string    `json:"challengeId"`
-	ExpiresAt   *time.Time `json:"expiresAt"`
+	Factor         string          `json:"factor"`
+	ChallengeID    *string         `json:"challengeId"`
+	ExpiresAt      *time.Time      `json:"expiresAt"`
+	PasskeyOptions json.RawMessage `json:"passkeyOptions,omitempty"`
+	AllowedOrigins []string        `json:"allowedOrigins,omitempty"`
+	RelyingPartyID string          `json:"relyingPartyId,omitempty"`
 }
 
 func checkFactorName(f *apierr.Fields, field string, v *string) {
 	switch {
 	case v == nil:
-		f.Add(field, apierr.Required, "is required: SMS_OTP or TOTP")
-	case *v == FactorPasskey:
-		f.Add(field, apierr.Enum, "PASSKEY factors are not available on this server; use SMS_OTP or TOTP")
-	case *v != FactorSMS && *v != FactorTOTP:
-		f.Add(field, apierr.Enum, "must be SMS_OTP or TOTP")
+		f.Add(field, apierr.Required, "is required: SMS_OTP, TOTP or PASSKEY")
+	case *v != FactorSMS && *v != FactorTOTP && *v != FactorPasskey:
+		f.Add(field, apierr.Enum, "must be SMS_OTP, TOTP or PASSKEY")
 	}
 }
 
@@ -61,13 +64,21 @@ func (s *Service) StartLogin(ctx context.Context, t store.Tenant, customerID str
 		}
 		out = LoginStart{Factor: f.Type}
 		st.Login = &loginChallenge{ID: id.New(id.ScaLogin), Factor: f.Type, ExpiresAt: now.Add(CodeLifetime)}
-		if f.Type == FactorSMS {
+		switch f.Type {
+		case FactorSMS:
 			code, err := s.sendCode(t, f.Phone)
 			if err != nil {
 				return err
 			}
 			st.Login.CodeHash = hashCode(code)
 			out.ChallengeID, out.ExpiresAt = &st.Login.ID, &st.Login.ExpiresAt
+		case FactorPasskey:
+			b, cfg, err := s.beginPasskeyAssertion(ctx, tx.Q, t, customerID, f, nil)
+			if err != nil {
+				return err
+			}
+			st.Login.Session = b.Session
+			out.PasskeyOptions, out.AllowedOrigins, out.RelyingPartyID = b.Options, cfg.Origins, cfg.RPID
 		}
 		return saveState(ctx, tx, t, customerID, st)
 	})
@@ -76,10 +87,12 @@ func (s *Service) StartLogin(ctx context.Context, t store.Tenant, customerID str
 
 // LoginCompleteRequest is the body of POST /sca/login/complete.
 type LoginCompleteRequest struct {
-	Factor           *string `json:"factor"`
-	EndUserIPAddress *string `json:"endUserIpAddress"`
-	ChallengeID      *string `json:"challengeId"`
-	Code             *string `json:"code"`
+	Factor           *string         `json:"factor"`
+	EndUserIPAddress *string         `json:"endUserIpAddress"`
+	ChallengeID      *string         `json:"challengeId"`
+	Code             *string         `json:"code"`
+	PasskeyAssertion json.RawMessage `json:"passkeyAssertion"`
+	Origin           *string         `json:"origin"`
 }
 
 // Validate checks the request alone.
@@ -91,9 +104,7 @@ func (r LoginCompleteRequest) Validate() error {
 	} else if _, err := netip.ParseAddr(*r.EndUserIPAddress); err != nil {
 		f.Add("endUserIpAddress", apierr.Format, "must be an IPv4 or IPv6 address")
 	}
-	if r.Code == nil || *r.Code == "" {
-		f.Add("code", apierr.Required, "is required")
-	}
+	checkProofFields(&f, r.Factor, r.Code, r.PasskeyAssertion, r.Origin)
 	if r.Factor != nil && *r.Factor == FactorSMS && (r.ChallengeID == nil || *r.ChallengeID == "") {
 		f.Add("challengeId", apierr.Required, "is required for SMS_OTP: the challengeId of POST /sca/login/start")
 	}
@@ -138,7 +149,8 @@ func (s *Service) CompleteLogin(ctx context.Context, t store.Tenant, customerID 
 		if !now.Before(l.ExpiresAt) {
 			st.Login = nil
 			refusal = wrongProof("code", "the login expired; start a new one")
-		} else if refusal, err = s.checkCode(t, customerID, f, l.CodeHash, *req.Code, now); err != nil {
+		} else if refusal, err = s.checkCode(ctx, tx.Q, t, customerID, f, l.CodeHash,
+			proofOf(req.Code, req.PasskeyAssertion, req.Origin, l.Session), now); err != nil {
 			return err
 		}
 		d := store.ScaDecision{CustomerID: customerID, Kind: KindLogin, Factor: f.Type, Outcome: OutcomeApproved,
@@ -172,19 +184,28 @@ func outcomeOf(refusal error) string {
 // TOTP code against the factor's secret (once per time step). A wrong code
 // is counted on f and returned as the refusal (ACCOUNT_LOCKED once the
 // count locks the factor); the error is for failures of the service.
-func (s *Service) checkCode(t store.Tenant, customerID string, f *factor, codeHash, code string, now time.Time) (error, error) {
+func (s *Service) checkCode(ctx context.Context, q store.Q, t store.Tenant, customerID string, f *factor, codeHash string, p proof, now time.Time) (error, error) {
 	ok := false
+	refusal := wrongProof("code", "is not the expected code (a TOTP code is accepted once)")
 	switch f.Type {
 	case FactorSMS:
-		ok = codeMatches(codeHash, code)
+		ok = codeMatches(codeHash, p.code)
 	case FactorTOTP:
 		secret, err := s.Sealer.Open(f.SealedSecret, sealAD(t, customerID, f.CredentialID))
 		if err != nil {
 			return nil, err
 		}
 		var step uint64
-		if ok, step = checkTOTP(string(secret), code, now, f.LastStep); ok {
+		if ok, step = checkTOTP(string(secret), p.code, now, f.LastStep); ok {
 			f.LastStep = step
+		}
+	case FactorPasskey:
+		var pkRefusal, err error
+		if ok, pkRefusal, err = s.checkPasskeyAssertion(ctx, q, t, customerID, f, p.session, p.assertion, p.origin); err != nil {
+			return nil, err
+		}
+		if pkRefusal != nil {
+			refusal = pkRefusal
 		}
 	}
 	if ok {
@@ -194,7 +215,48 @@ func (s *Service) checkCode(t store.Tenant, customerID string, f *factor, codeHa
 	if locked := fail(f, now); locked != nil {
 		return locked, nil
 	}
-	return wrongProof("code", "is not the expected code (a TOTP code is accepted once)"), nil
+	return refusal, nil
+}
+
+// proof is what a customer proves a factor with: a code, or a passkey
+// assertion made on origin for the ceremony session.
+type proof struct {
+	code      string
+	assertion json.RawMessage
+	origin    string
+	session   json.RawMessage
+}
+
+func proofOf(code *string, assertion json.RawMessage, origin *string, session json.RawMessage) proof {
+	p := proof{assertion: assertion, session: session}
+	if code != nil {
+		p.code = *code
+	}
+	if origin != nil {
+		p.origin = *origin
+	}
+	return p
+}
+
+// checkProofFields: a PASSKEY proof is passkeyAssertion with origin, any
+// other a code.
+func checkProofFields(f *apierr.Fields, factorName, code *string, assertion json.RawMessage, origin *string) {
+	hasAssertion := len(assertion) > 0 && string(assertion) != "null"
+	if (factorName != nil && *factorName == FactorPasskey) || (factorName == nil && hasAssertion) {
+		if !hasAssertion {
+			f.Add("passkeyAssertion", apierr.Required, "is required for PASSKEY")
+		}
+		if origin == nil || *origin == "" {
+			f.Add("origin", apierr.Required, "is required with passkeyAssertion: the origin it was made on")
+		}
+		return
+	}
+	if code == nil || *code == "" {
+		f.Add("code", apierr.Required, "is required")
+	}
+	if hasAssertion {
+		f.Add("passkeyAssertion", apierr.AdditionalProperties, "is only for the PASSKEY factor")
+	}
 }
 
 // sessionRequired is 409 SCA_SESSION_REQUIRED (R-SCA-01, R-AUTH-03: never

@@ -69,6 +69,10 @@ type Settings struct {
 	// TrustedBeneficiaryExemption exempts payouts to external accounts the
 	// customer trusted (POST /customers/external-accounts/{id}/trust).
 	TrustedBeneficiaryExemption bool `json:"trustedBeneficiaryExemption"`
+	// PasskeyRelyingPartyID and PasskeyAllowedOrigins are the WebAuthn
+	// relying party of PASSKEY factors (none: passkeys cannot be enrolled).
+	PasskeyRelyingPartyID string   `json:"passkeyRelyingPartyId"`
+	PasskeyAllowedOrigins []string `json:"passkeyAllowedOrigins"`
 }
 
 // SettingsPatch is the body of PATCH /sca/settings: absent fields stay.
@@ -76,6 +80,8 @@ type SettingsPatch struct {
 	AdditionalRegions           *[]string       `json:"additionalRegions"`
 	LowValueExemption           json.RawMessage `json:"lowValueExemption"`
 	TrustedBeneficiaryExemption *bool           `json:"trustedBeneficiaryExemption"`
+	PasskeyRelyingPartyID       *string         `json:"passkeyRelyingPartyId"`
+	PasskeyAllowedOrigins       *[]string       `json:"passkeyAllowedOrigins"`
 }
 
 // Validate lists every invalid field.
@@ -85,6 +91,16 @@ func (p SettingsPatch) Validate() error {
 		for i, r := range *p.AdditionalRegions {
 			if len(r) != 2 || strings.ToUpper(r) != r {
 				f.Add(fmt.Sprintf("additionalRegions[%d]", i), apierr.Pattern, "must be an ISO 3166-1 alpha-2 country code")
+			}
+		}
+	}
+	if p.PasskeyRelyingPartyID != nil && *p.PasskeyRelyingPartyID != "" && !validOrigin("https://"+*p.PasskeyRelyingPartyID) {
+		f.Add("passkeyRelyingPartyId", apierr.Format, "must be a domain name, such as app.example.com")
+	}
+	if p.PasskeyAllowedOrigins != nil {
+		for i, o := range *p.PasskeyAllowedOrigins {
+			if !validOrigin(o) {
+				f.Add(fmt.Sprintf("passkeyAllowedOrigins[%d]", i), apierr.Format, "must be an origin: https://host[:port] (http only for localhost)")
 			}
 		}
 	}
@@ -113,7 +129,7 @@ func (p SettingsPatch) Validate() error {
 
 // Settings returns the tenant's SCA settings (defaults when none are stored).
 func (s *Service) Settings(ctx context.Context, q store.Q, t store.Tenant) (Settings, error) {
-	out := Settings{AdditionalRegions: []string{}}
+	out := Settings{AdditionalRegions: []string{}, PasskeyAllowedOrigins: []string{}}
 	doc, err := q.ScaSettings(ctx, t)
 	if err != nil || doc == nil {
 		return out, err
@@ -123,6 +139,9 @@ func (s *Service) Settings(ctx context.Context, q store.Q, t store.Tenant) (Sett
 	}
 	if out.AdditionalRegions == nil {
 		out.AdditionalRegions = []string{}
+	}
+	if out.PasskeyAllowedOrigins == nil {
+		out.PasskeyAllowedOrigins = []string{}
 	}
 	return out, nil
 }
@@ -150,6 +169,12 @@ func (s *Service) PatchSettings(ctx context.Context, t store.Tenant, p SettingsP
 		}
 		if p.TrustedBeneficiaryExemption != nil {
 			cur.TrustedBeneficiaryExemption = *p.TrustedBeneficiaryExemption
+		}
+		if p.PasskeyRelyingPartyID != nil {
+			cur.PasskeyRelyingPartyID = *p.PasskeyRelyingPartyID
+		}
+		if p.PasskeyAllowedOrigins != nil {
+			cur.PasskeyAllowedOrigins = slices.Compact(slices.Sorted(slices.Values(*p.PasskeyAllowedOrigins)))
 		}
 		doc, err := json.Marshal(cur)
 		if err != nil {

@@ -205,7 +205,8 @@ func FuzzSettingsPatch(f *testing.F) {
 }
 
 // FuzzProofValidate: the authorization body's checks never panic and a
-// proof without a code is always refused.
+// proof with neither a code nor a passkey assertion and its origin is
+// always refused.
 func FuzzProofValidate(f *testing.F) {
 	f.Add([]byte(`{"code":"123456","factor":"TOTP"}`))
 	f.Add([]byte(`{"passkeyAssertion":{},"origin":"https://x"}`))
@@ -214,8 +215,10 @@ func FuzzProofValidate(f *testing.F) {
 		if json.Unmarshal(body, &p) != nil {
 			return
 		}
-		if err := p.Validate(); err == nil && (p.Code == nil || *p.Code == "") {
-			t.Fatalf("proof without a code accepted: %s", body)
+		hasCode := p.Code != nil && *p.Code != ""
+		hasAssertion := len(p.PasskeyAssertion) > 0 && string(p.PasskeyAssertion) != "null" && p.Origin != nil && *p.Origin != ""
+		if err := p.Validate(); err == nil && !hasCode && !hasAssertion {
+			t.Fatalf("proof without a code or an assertion accepted: %s", body)
 		}
 	})
 }

@@ -73,6 +73,10 @@ type factor struct {
 	// CodeHash/CodeExpiresAt: the pending SMS enrolment code (SHA-256).
 	CodeHash      string     `json:"codeHash,omitempty"`
 	CodeExpiresAt *time.Time `json:"codeExpiresAt,omitempty"`
+	// Credential is a PASSKEY's registered WebAuthn credential; Session its
+	// pending registration ceremony.
+	Credential json.RawMessage `json:"credential,omitempty"`
+	Session    json.RawMessage `json:"session,omitempty"`
 	// LastStep is the last TOTP time step accepted (a code is never
 	// accepted twice).
 	LastStep       uint64     `json:"lastStep,omitempty"`
@@ -88,6 +92,8 @@ type loginChallenge struct {
 	Factor    string    `json:"factor"`
 	CodeHash  string    `json:"codeHash,omitempty"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// Session is a PASSKEY login's WebAuthn ceremony.
+	Session json.RawMessage `json:"session,omitempty"`
 }
 
 // state is a customer's SCA document (sca_customers).
