@@ -71,3 +71,46 @@ func TestRegisterAndAssert(t *testing.T) {
 		t.Fatalf("assertion options %s", as2.Options)
 	}
 }
+
+// FuzzFinishAssertion: whatever a client sends as an assertion, checking
+// it never panics and never accepts anything but the device's signature.
+func FuzzFinishAssertion(f *testing.F) {
+	dev, err := scapasskeytest.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	reg, err := scapasskey.BeginRegistration(cfg, "Customer:1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	cred, err := dev.Register(reg.Options, origin)
+	if err != nil {
+		f.Fatal(err)
+	}
+	stored, _, err := scapasskey.FinishRegistration(cfg, "Customer:1", reg.Session, cred, origin)
+	if err != nil {
+		f.Fatal(err)
+	}
+	as, err := scapasskey.BeginAssertion(cfg, "Customer:1", stored, make([]byte, 32))
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := dev.Assert(as.Options, origin)
+	f.Add([]byte(good))
+	f.Add([]byte(`{"id":"x","type":"public-key","response":{}}`))
+	signed := func(b []byte) string {
+		var a struct {
+			Response struct {
+				ClientDataJSON, AuthenticatorData, Signature string
+			}
+		}
+		_ = json.Unmarshal(b, &a)
+		return a.Response.ClientDataJSON + "|" + a.Response.AuthenticatorData + "|" + a.Response.Signature
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if _, err := scapasskey.FinishAssertion(cfg, "Customer:1", stored, as.Session, body, origin); err == nil &&
+			signed(body) != signed(good) {
+			t.Fatalf("accepted an assertion the device did not sign: %s", body)
+		}
+	})
+}
