@@ -184,3 +184,26 @@ func TestSCA_LoginRefusals(t *testing.T) {
 		expect(t, complete("123456", ch), http.StatusLocked, "ACCOUNT_LOCKED")
 	})
 }
+
+// Production has no SMS partner configured: SMS_OTP enrolment refuses
+// clearly (409) and stores nothing; TOTP needs no partner and works.
+func TestSCA_ProductionRefusesSMS(t *testing.T) {
+	t.Parallel()
+	eachEnv(t, func(t *testing.T, e *env) {
+		prod := withCreds(e.production)
+		body := cwith(custIndividual("Erika Mustermann"), "address", cwith(custAddress, "country", "DE", "state", nil), "nationality", "DE")
+		r := e.do("POST", "/customers", body, prod)
+		expect(t, r, http.StatusCreated, "")
+		de := r.JSON(t)["id"].(string)
+		expect(t, e.do("POST", scaPath("/sca/factors", de), cobj{"type": "SMS_OTP"}, prod), http.StatusConflict, "CONFLICT")
+		expect(t, e.do("POST", scaPath("/sca/factors/confirm", de), cobj{"type": "SMS_OTP", "code": "123456"}, prod),
+			http.StatusNotFound, "NOT_FOUND")
+		r = e.do("POST", scaPath("/sca/factors", de), cobj{"type": "TOTP"}, prod)
+		expect(t, r, http.StatusOK, "")
+		secret := r.JSON(t)["secret"].(string)
+		expect(t, e.do("POST", scaPath("/sca/factors/confirm", de), cobj{"type": "TOTP", "secret": secret,
+			"code": scaTOTP(t, secret, e.db.Now())}, prod), http.StatusOK, "")
+		// The sandbox's customer of the same id does not exist.
+		expect(t, e.do("GET", scaPath("/sca/factors", de), nil), http.StatusNotFound, "CUSTOMER_NOT_FOUND")
+	})
+}
