@@ -116,8 +116,12 @@ type Customer struct {
 	// entry of AgreementConsents, present once it is recorded.
 	EndUserTermsConsent *EndUserTermsConsent `json:"endUserTermsConsent,omitempty"`
 	IsDeleted           bool                 `json:"isDeleted"`
-	CreatedAt           time.Time            `json:"createdAt"`
-	UpdatedAt           time.Time            `json:"updatedAt"`
+	// ScaRequired tells whether the customer needs strong customer
+	// authentication (package sca; set by the HTTP layer, which knows the
+	// platform's SCA settings).
+	ScaRequired *bool     `json:"scaRequired,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
 // Status returns the customer's kycStatus or kybStatus.

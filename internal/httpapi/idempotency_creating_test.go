@@ -45,6 +45,15 @@ var postActions = map[string]string{
 	"POST /auth/sessions/{id}/refresh":      "signed retry: its Request-Id runs it once",
 	"POST /internal-accounts/{id}/export":   "signed retry: its Request-Id runs it once",
 	"POST /auth/delegated-keys":             "signed retry: its Request-Id runs it once",
+	// Strong customer authentication (issue 19).
+	"POST /sca/factors":                                  "starts an enrolment that replaces the pending one; a stored TOTP answer would keep its secret in clear",
+	"POST /sca/factors/confirm":                          "checks a code",
+	"POST /sca/login/start":                              "sends a fresh code; the latest login counts",
+	"POST /sca/login/complete":                           "checks a code",
+	"POST /sca/record-event":                             "records an event as it happens; a replay would hide a second failed login",
+	"POST /sca/factors/reset/{resetId}/complete":         "a transition of an existing reset",
+	"POST /sandbox/sca/factors/reset/{resetId}/liveness": "a transition of an existing reset",
+	"POST /quotes/{quoteId}/authorize/resend":            "sends a fresh code for an existing challenge",
 }
 
 // Issue 16, item 10: every POST that creates something honours

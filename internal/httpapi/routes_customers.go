@@ -82,6 +82,9 @@ func (h *customerHandlers) create(w http.ResponseWriter, r *http.Request) error 
 	}
 	created(r)
 	c, err := h.svc.Create(r.Context(), principal(r).Tenant, req)
+	if err == nil {
+		err = h.s.withSca(r.Context(), principal(r).Tenant, &c)
+	}
 	if err != nil {
 		return err
 	}
@@ -91,6 +94,9 @@ func (h *customerHandlers) create(w http.ResponseWriter, r *http.Request) error 
 
 func (h *customerHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.svc.Get(r.Context(), principal(r).Tenant, r.PathValue("customerId"))
+	if err == nil {
+		err = h.s.withSca(r.Context(), principal(r).Tenant, &c)
+	}
 	if err != nil {
 		return err
 	}
@@ -110,6 +116,9 @@ func (h *customerHandlers) update(w http.ResponseWriter, r *http.Request) error 
 	if errors.As(err, &challenged) {
 		writeJSON(w, http.StatusAccepted, challenged.Challenge)
 		return nil
+	}
+	if err == nil {
+		err = h.s.withSca(r.Context(), principal(r).Tenant, &c)
 	}
 	if err != nil {
 		return err
@@ -151,7 +160,15 @@ func (h *customerHandlers) list(w http.ResponseWriter, r *http.Request) error {
 		filter.Currency = cur
 	}
 	return writeListPage(w, r, h.s.cursors, &f, "customers", func(after string, limit int) ([]customers.Customer, int, error) {
-		return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+		list, n, err := h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+		if err == nil {
+			ptrs := make([]*customers.Customer, len(list))
+			for i := range list {
+				ptrs[i] = &list[i]
+			}
+			err = h.s.withSca(r.Context(), principal(r).Tenant, ptrs...)
+		}
+		return list, n, err
 	}, func(c customers.Customer) string { return c.ID })
 }
 

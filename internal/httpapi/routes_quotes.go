@@ -19,7 +19,8 @@ import (
 func init() { routeGroups = append(routeGroups, (*Server).quoteRoutes) }
 
 // quoteRoutes: quotes and their execution (R-QUOTE-01..41, R-AUTH-05,
-// R-IDEM-05, R-IDEM-06, R-VER-04). Creating and executing need TRANSACT
+// R-IDEM-05, R-IDEM-06, R-VER-04); authorizing an SCA quote is in
+// routes_sca.go. Creating and executing need TRANSACT
 // (auth.NeedMoney); both honour Idempotency-Key.
 func (s *Server) quoteRoutes() {
 	h := &quoteHandlers{s: s, svc: s.quoteService()}
@@ -52,6 +53,8 @@ func (s *Server) quoteService() *quotes.Service {
 		DailyVolumeLimit: s.opts.DailyVolumeLimit,
 		// Quotes from an embedded wallet execute only with a stamp of it.
 		WalletStamp: s.walletService().VerifyQuoteStamp,
+		// Payouts of customers who need SCA wait on their authorization.
+		SCA: s.scaService(),
 	}
 	v, _ := quoteServices.LoadOrStore(s, svc)
 	return v.(*quotes.Service)
@@ -108,7 +111,11 @@ func (h *quoteHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, q)
+	status := http.StatusOK
+	if q.Status == quotes.StatusPendingAuthorization {
+		status = http.StatusAccepted // awaiting SCA (R-SCA-04, R-VER-04)
+	}
+	writeJSON(w, status, q)
 	return nil
 }
 

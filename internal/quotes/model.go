@@ -10,6 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/currency"
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/pricing"
+	"github.com/paymentsd/paymentsd/internal/sca"
 )
 
 // Quote statuses (R-QUOTE-21; the quote follows its transaction).
@@ -89,6 +90,9 @@ type Request struct {
 	LookupID              *string                      `json:"lookupId"`
 	PlatformFeeOverride   *pricing.PlatformFeeOverride `json:"platformFeeOverride"`
 	SenderCustomerInfo    map[string]string            `json:"senderCustomerInfo"`
+	// ScaFactor is the preferred factor of the SCA challenge a quote of a
+	// customer who needs SCA carries (default SMS_OTP when enrolled).
+	ScaFactor *string `json:"scaFactor"`
 }
 
 func str(p *string) string {
@@ -181,6 +185,9 @@ func (r *Request) Validate() error {
 	if r.PurposeOfPayment != nil && !slices.Contains(PurposesOfPayment, *r.PurposeOfPayment) {
 		f.Add("purposeOfPayment", apierr.Enum, "is not a PurposeOfPayment value")
 	}
+	if r.ScaFactor != nil && *r.ScaFactor != sca.FactorSMS && *r.ScaFactor != sca.FactorTOTP && *r.ScaFactor != sca.FactorPasskey {
+		f.Add("scaFactor", apierr.Enum, "must be SMS_OTP, TOTP or PASSKEY")
+	}
 	if len(r.DocumentIDs) > MaxDocuments {
 		f.Add("documentIds", apierr.MaxItems, "may hold at most %d document ids", MaxDocuments)
 	}
@@ -230,6 +237,12 @@ type Quote struct {
 	StatementDescriptor     string              `json:"statementDescriptor,omitempty"`
 	LockedCurrencySide      string              `json:"lockedCurrencySide"`
 	LockedCurrencyAmount    int64               `json:"lockedCurrencyAmount"`
+	// ScaChallenge is the challenge to satisfy now while the quote is
+	// PENDING_AUTHORIZATION (R-SCA-04, R-SCA-06).
+	ScaChallenge *sca.Challenge `json:"scaChallenge,omitempty"`
+	// ScaExemption names the exemption under which a quote of a customer
+	// who needs SCA carries no challenge (LOW_VALUE, TRUSTED_BENEFICIARY).
+	ScaExemption string `json:"scaExemption,omitempty"`
 }
 
 // How a quote's money is taken and where it goes.
@@ -263,6 +276,16 @@ type plan struct {
 	// WalletPayload is set when the source is an EMBEDDED_WALLET: execution
 	// needs a stamp over it by a session key of the wallet.
 	WalletPayload string `json:"walletPayload,omitempty"`
+	// WalletStamped: the stamp was checked when an SCA customer executed
+	// the quote (its authorization then needs none).
+	WalletStamped bool `json:"walletStamped,omitempty"`
+	// SCA: the exemption applied, whether the customer authorized the
+	// payout, the preferred factor, and the payment instructions withheld
+	// until authorization.
+	ScaExemption         string          `json:"scaExemption,omitempty"`
+	ScaAuthorized        bool            `json:"scaAuthorized,omitempty"`
+	ScaFactor            string          `json:"scaFactor,omitempty"`
+	WithheldInstructions json.RawMessage `json:"withheldInstructions,omitempty"`
 }
 
 // document is the stored JSON of a quote.

@@ -38,6 +38,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/platformconfig"
 	"github.com/paymentsd/paymentsd/internal/pricing"
 	"github.com/paymentsd/paymentsd/internal/rails"
+	"github.com/paymentsd/paymentsd/internal/sca"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
 )
@@ -88,6 +90,9 @@ type Service struct {
 	// WalletStamp checks, in the execution's transaction, the stamp over the
 	// payloadToSign of a quote from an EMBEDDED_WALLET (wallets.Service).
 	WalletStamp func(ctx context.Context, tx *store.Tx, t store.Tenant, accountID, stamp, payload string) error
+	// SCA is strong customer authentication (sca.go; nil: no customer
+	// needs it).
+	SCA *sca.Service
 }
 
 // SetDailyVolumeLimit stores a tenant's own daily volume limit in US cents
@@ -145,6 +150,9 @@ type resolved struct {
 	// network is the chain of an on-chain payout, whose network fee the
 	// quote charges (pricing.Schedule.Network).
 	network string
+	// trustedPayee: the destination is an external account the customer
+	// trusted (an SCA exemption when the platform allows it).
+	trustedPayee bool
 }
 
 // internalAccounts reads the internal accounts a request names, source and
@@ -301,6 +309,7 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 				return r, err
 			}
 			r.plan.To, r.plan.DestExternalID, r.plan.DestCustomerID = ToExternal, ea.ID, ea.CustomerID
+			r.trustedPayee = ea.Trusted != nil && *ea.Trusted
 			r.plan.ReceivingCurrency, r.plan.Rail = ea.Currency, rail
 			r.network = pricing.PayoutNetwork(str(ea.AccountInfo.AccountType), rail)
 			r.dest = QuoteDestination{DestinationType: DestAccount, AccountID: ea.ID, PaymentRail: rail}
@@ -418,6 +427,10 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	if err != nil {
 		return Quote{}, noX, err
 	}
+	scaPending, exemption, err := s.scaGate(ctx, t, r, transfer, pr.TotalSendingAmount)
+	if err != nil {
+		return Quote{}, noX, err
+	}
 	usd := s.usdEquivalent(ctx, eng, pr.TotalSendingAmount, r.plan.SendingCurrency)
 	// An immediate execution adds the volume, or is refused, in the
 	// transaction below; checking first would read the day's total twice.
@@ -438,7 +451,9 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		PurposeOfPayment: str(req.PurposeOfPayment), DocumentIDs: req.DocumentIDs, Description: str(req.Description),
 		RemittanceInformation: str(req.RemittanceInformation), StatementDescriptor: str(req.StatementDescriptor),
 		LockedCurrencySide: *req.LockedCurrencySide, LockedCurrencyAmount: *req.LockedCurrencyAmount,
+		ScaExemption: exemption,
 	}
+	r.plan.ScaExemption, r.plan.ScaFactor = exemption, str(req.ScaFactor)
 	if r.plan.Funding == FundInstructions {
 		q.PaymentInstructions = r.instructions
 	}
@@ -474,16 +489,34 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			ReceivedCurrency: r.plan.ReceivingCurrency, Fees: q.FeesIncluded, Reference: q.ID,
 			Description: q.Description, QuoteID: q.ID, PlatformFees: q.PlatformFeesIncluded,
 			ExchangeRate: string(q.ExchangeRate), RateDetails: rateDetails, PaymentInstructions: q.PaymentInstructions,
-			CounterpartyInformation: counterparty,
+			CounterpartyInformation: counterparty, ScaExemption: exemption,
 		}
 		row := store.Quote{ID: q.ID, Tenant: t, Status: StatusPending, TransactionID: q.TransactionID,
 			CustomerID: r.plan.SenderCustomerID, USDEquivalent: usd, ExpiresAt: q.ExpiresAt,
 			CreatedAt: now, UpdatedAt: now}
 		// An immediately executed quote and its transaction are stored once,
-		// as execution leaves them, unless documents must be attached first.
-		fresh := immediately && !needsDocs
+		// as execution leaves them, unless documents must be attached first
+		// or the quote waits on SCA (sca.go).
+		fresh := immediately && !needsDocs && !scaPending
+		var moves []transactions.Change
+		if scaPending {
+			if err := s.holdForSCA(ctx, tx, t, &doc, &row); err != nil {
+				return err
+			}
+			q, x.PaymentInstructions = doc.Quote, nil
+			// The response is 202 and so is its replay (R-SCA-04, R-VER-04).
+			if c := idempotency.FromContext(ctx); c != nil {
+				c.Status = http.StatusAccepted
+			}
+			moves = append(moves, transactions.Change{Status: transactions.StatusPendingAuthorization})
+		}
+		if exemption != "" {
+			if err := s.SCA.RecordExemption(ctx, tx, t, r.plan.SenderCustomerID, q.ID, exemption); err != nil {
+				return err
+			}
+		}
 		if !fresh {
-			if _, err := transactions.Record(ctx, tx, t, x); err != nil {
+			if _, _, err := transactions.RecordChanged(ctx, tx, t, x, moves...); err != nil {
 				return err
 			}
 			if row.Document, err = json.Marshal(doc); err != nil {
@@ -500,7 +533,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			}
 		}
 		out = q
-		if immediately {
+		if immediately && !scaPending {
 			var unrecorded *transactions.New
 			if fresh {
 				unrecorded = &x
@@ -623,6 +656,14 @@ func (s *Service) Get(ctx context.Context, t store.Tenant, quoteID string) (Quot
 		return Quote{}, err
 	}
 	d, err := decodeDoc(row)
+	if err == nil && row.Status == StatusPendingAuthorization && s.SCA != nil {
+		// The challenge as it is now (a re-sent code changes its factor).
+		if ch, cerr := s.SCA.Current(ctx, s.DB.Read(), t, quoteID); cerr != nil {
+			return Quote{}, cerr
+		} else if ch != nil {
+			d.Quote.ScaChallenge = ch
+		}
+	}
 	return d.Quote, err
 }
 
@@ -636,7 +677,7 @@ func (s *Service) expireIfDue(ctx context.Context, t store.Tenant, quoteID strin
 	if err != nil {
 		return err
 	}
-	if row.Status != StatusPending || s.DB.Now().Before(row.ExpiresAt) {
+	if (row.Status != StatusPending && row.Status != StatusPendingAuthorization) || s.DB.Now().Before(row.ExpiresAt) {
 		return nil
 	}
 	return s.DB.InTx(ctx, func(tx *store.Tx) error { return s.expireTx(ctx, tx, t, quoteID) })
@@ -646,6 +687,9 @@ func (s *Service) expireTx(ctx context.Context, tx *store.Tx, t store.Tenant, qu
 	row, err := tx.GetQuote(ctx, t, quoteID, true)
 	if err != nil {
 		return err
+	}
+	if row.Status == StatusPendingAuthorization && !tx.Now().Before(row.ExpiresAt) {
+		return s.failUnauthorizedTx(ctx, tx, t, row)
 	}
 	if row.Status != StatusPending || tx.Now().Before(row.ExpiresAt) {
 		return nil
@@ -669,7 +713,8 @@ func (s *Service) expireTx(ctx context.Context, tx *store.Tx, t store.Tenant, qu
 }
 
 // ExpireDue expires up to limit PENDING quotes of any tenant whose
-// expiresAt has passed and reports how many it expired. Safe on several
+// expiresAt has passed, and fails the PENDING_AUTHORIZATION ones with
+// SCA_NOT_COMPLETED, and reports how many it handled. Safe on several
 // nodes at once (each quote is re-read under lock).
 func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 	due, err := s.DB.Read().DueQuotes(ctx, s.DB.Now(), limit)
@@ -730,6 +775,15 @@ func (s *Service) ExecuteSigned(ctx context.Context, t store.Tenant, quoteID, wa
 			if err := s.WalletStamp(ctx, tx, t, d.Plan.SourceInternalID, walletStamp, d.Plan.WalletPayload); err != nil {
 				return err
 			}
+			d.Plan.WalletStamped = true
+		}
+		held, err := s.scaOnExecute(ctx, tx, t, &row, &d)
+		if err != nil {
+			return err
+		}
+		if held {
+			out = d.Quote
+			return idempotency.Record(ctx, tx, out)
 		}
 		if out, err = s.executeTx(ctx, tx, t, &row, &d, nil); err != nil {
 			return err

@@ -70,14 +70,15 @@ func (q Q) GetQuote(ctx context.Context, t Tenant, id string, lock bool) (Quote,
 	return scanQuote(q.queryRow(ctx, query, t.PlatformID, t.Env, id))
 }
 
-// UpdateQuote writes a quote's status, document and execution time.
+// UpdateQuote writes a quote's status, document, execution time and
+// expiry (an SCA challenge moves it).
 func (q Q) UpdateQuote(ctx context.Context, x Quote) error {
 	if err := q.flushOutbox(ctx); err != nil {
 		return err
 	}
-	res, err := q.exec(ctx, `UPDATE quotes SET status = ?, document = ?, executed_at = ?, updated_at = ?
+	res, err := q.exec(ctx, `UPDATE quotes SET status = ?, document = ?, executed_at = ?, expires_at = ?, updated_at = ?
 		WHERE platform_id = ? AND env = ? AND id = ?`, x.Status, string(x.Document), nullMicros(x.ExecutedAt),
-		toMicros(x.UpdatedAt), x.Tenant.PlatformID, x.Tenant.Env, x.ID)
+		toMicros(x.ExpiresAt), toMicros(x.UpdatedAt), x.Tenant.PlatformID, x.Tenant.Env, x.ID)
 	if err != nil {
 		return err
 	}
@@ -100,14 +101,18 @@ func (q Q) SetQuoteStatusByTransaction(ctx context.Context, t Tenant, transactio
 	return err
 }
 
-// DueQuotes returns up to limit PENDING quotes (any tenant) whose expiresAt is
-// not after now, oldest expiry first.
+// DueQuotes returns up to limit PENDING or PENDING_AUTHORIZATION quotes (any
+// tenant) whose expiresAt is not after now, oldest expiry first.
 func (q Q) DueQuotes(ctx context.Context, now time.Time, limit int) ([]Quote, error) {
 	if err := q.flushOutbox(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := q.query(ctx, `SELECT `+quoteCols+` FROM quotes WHERE status = 'PENDING' AND expires_at <= ?
-		ORDER BY expires_at LIMIT ?`, toMicros(now), limit)
+	// One branch per status, each served by its partial index (0010, 0044).
+	rows, err := q.query(ctx, `SELECT * FROM (
+		SELECT `+quoteCols+` FROM quotes WHERE status = 'PENDING' AND expires_at <= ?
+		UNION ALL
+		SELECT `+quoteCols+` FROM quotes WHERE status = 'PENDING_AUTHORIZATION' AND expires_at <= ?
+		) due ORDER BY expires_at LIMIT ?`, toMicros(now), toMicros(now), limit)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ type Transaction struct {
 	// PendingReason says why a PENDING transaction is held ("" for none;
 	// migration 0023).
 	PendingReason string
+	// ScaExemption is the SCA exemption an outgoing payment went under
+	// (migration 0044; "" for none).
+	ScaExemption string
 }
 
 const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.status, t.direction, t.customer_id,
@@ -63,7 +66,7 @@ const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.statu
 	t.sent_amount, t.sent_currency, t.received_amount, t.received_currency, t.fees, t.rule_based_account_id,
 	t.card_id, t.quote_id, t.reference, t.description, t.failure_reason, t.ledger_transfer_id, t.settled_at,
 	t.created_at, t.updated_at, t.payment_rail, t.platform_fees, t.exchange_rate, t.rate_details, t.refund,
-	t.payment_instructions, t.counterparty_information, t.hold_id, t.pending_reason`
+	t.payment_instructions, t.counterparty_information, t.hold_id, t.pending_reason, t.sca_exemption`
 
 const transactionFrom = ` FROM transactions t LEFT JOIN customers c ON c.id = t.customer_id`
 
@@ -79,7 +82,7 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 		&x.SentCurrency, &received, &x.ReceivedCurrency, &x.Fees, &x.RuleBasedAccountID, &x.CardID, &x.QuoteID,
 		&x.Reference, &x.Description, &x.FailureReason, &transfer, &settled, &created, &updated, &x.PaymentRail,
 		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID,
-		&x.PendingReason); err != nil {
+		&x.PendingReason, &x.ScaExemption); err != nil {
 		return Transaction{}, classify(err)
 	}
 	x.CustomerID, x.PlatformCustomerID, x.LedgerTransferID = customer.String, pcid.String, transfer.String
@@ -118,8 +121,8 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
 		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
 		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id,
-		pending_reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		pending_reason, sca_exemption)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING `+insertedTransactionCols,
 		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
 		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
@@ -127,7 +130,7 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
 		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
 		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
-		string(x.CounterpartyInformation), x.HoldID, x.PendingReason))
+		string(x.CounterpartyInformation), x.HoldID, x.PendingReason, x.ScaExemption))
 	if err != nil {
 		return Transaction{}, err
 	}
@@ -147,10 +150,11 @@ func jsonCol(s string) []byte {
 // and updatedAt. ErrNotFound when the row is not the tenant's.
 func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
 	res, err := q.exec(ctx, `UPDATE transactions SET status = ?, failure_reason = ?, settled_at = ?, payment_rail = ?,
-		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, pending_reason = ?, updated_at = ?
-		WHERE platform_id = ? AND env = ? AND id = ?`,
+		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, pending_reason = ?,
+		payment_instructions = ?, updated_at = ? WHERE platform_id = ? AND env = ? AND id = ?`,
 		x.Status, x.FailureReason, nullMicros(x.SettledAt), x.PaymentRail, string(x.Source), string(x.Destination),
-		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), x.PendingReason, toMicros(x.UpdatedAt),
+		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), x.PendingReason, string(x.PaymentInstructions),
+		toMicros(x.UpdatedAt),
 		x.Tenant.PlatformID, x.Tenant.Env, x.ID)
 	if err != nil {
 		return err

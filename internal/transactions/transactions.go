@@ -182,9 +182,12 @@ type Transaction struct {
 	Description                string                      `json:"description,omitempty"`
 	FailureReason              string                      `json:"failureReason,omitempty"`
 	PendingReason              string                      `json:"pendingReason,omitempty"`
-	SettledAt                  *time.Time                  `json:"settledAt,omitempty"`
-	CreatedAt                  time.Time                   `json:"createdAt"`
-	UpdatedAt                  time.Time                   `json:"updatedAt"`
+	// ScaExemption names the SCA exemption an outgoing payment went under
+	// without a challenge (LOW_VALUE, TRUSTED_BENEFICIARY).
+	ScaExemption string     `json:"scaExemption,omitempty"`
+	SettledAt    *time.Time `json:"settledAt,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
 }
 
 // New describes a transaction to record.
@@ -221,6 +224,8 @@ type New struct {
 	HoldID                  string
 	// PendingReason says why a PENDING transaction is held (R-TXN-30).
 	PendingReason string
+	// ScaExemption is the SCA exemption the payout went under (package sca).
+	ScaExemption string
 }
 
 // Record stores a transaction inside the caller's database transaction and
@@ -262,6 +267,7 @@ func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 		RateDetails: nilIfEmpty(n.RateDetails), PaymentInstructions: nilIfEmpty(n.PaymentInstructions),
 		CounterpartyInformation: nilIfEmpty(n.CounterpartyInformation), FailureReason: n.FailureReason, HoldID: n.HoldID,
 		PendingReason: n.PendingReason,
+		ScaExemption:  n.ScaExemption,
 	}, nil
 }
 
@@ -291,7 +297,7 @@ func Render(row store.Transaction) (Transaction, error) {
 		PlatformCustomerID: row.PlatformCustomerID, RuleBasedAccountID: row.RuleBasedAccountID,
 		SentAmount: Amount(row.SentAmount, row.SentCurrency), Fees: row.Fees, QuoteID: row.QuoteID,
 		Description: row.Description, FailureReason: row.FailureReason, PendingReason: row.PendingReason,
-		SettledAt: row.SettledAt,
+		SettledAt: row.SettledAt, ScaExemption: row.ScaExemption,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
 	if err := json.Unmarshal(row.Source, &out.Source); err != nil {

@@ -35,6 +35,9 @@ type Change struct {
 	// LedgerTransferID and HoldID record the ledger transfer that moved the
 	// money and the hold that reserves it ("" = unchanged).
 	LedgerTransferID, HoldID string
+	// PaymentInstructions replaces the payment instructions (nil =
+	// unchanged): an SCA quote's are withheld until it is authorized.
+	PaymentInstructions json.RawMessage
 }
 
 // Move is one row of a transition table.
@@ -47,6 +50,8 @@ type Move struct{ From, To string }
 //	PENDING → PENDING_AUTHORIZATION   execute of an SCA customer
 //	PENDING → EXPIRED                 expiresAt passes (terminal)
 //	PENDING_AUTHORIZATION → PROCESSING  authorization completes
+//	PENDING_AUTHORIZATION → PENDING   a realtime-funding quote is authorized: it waits for its funds
+//	PENDING_AUTHORIZATION → FAILED    authorization never completed (SCA_NOT_COMPLETED; no money moved)
 //	PENDING_AUTHORIZATION → EXPIRED   the quote expires unauthorized
 //	PROCESSING → COMPLETED            rail completes (settledAt)
 //	PROCESSING → FAILED               failure (failureReason; refund)
@@ -58,6 +63,8 @@ var OutgoingMoves = []Move{
 	{StatusPending, StatusPendingAuthorization},
 	{StatusPending, StatusExpired},
 	{StatusPendingAuthorization, StatusProcessing},
+	{StatusPendingAuthorization, StatusPending},
+	{StatusPendingAuthorization, StatusFailed},
 	{StatusPendingAuthorization, StatusExpired},
 	{StatusProcessing, StatusCompleted},
 	{StatusProcessing, StatusFailed},
@@ -267,6 +274,9 @@ func apply(row *store.Transaction, ch Change) (statusChanged bool, refundEvent s
 	}
 	if ch.LedgerTransferID != "" {
 		row.LedgerTransferID = ch.LedgerTransferID
+	}
+	if ch.PaymentInstructions != nil {
+		row.PaymentInstructions = ch.PaymentInstructions
 	}
 	if ch.HoldID != "" {
 		row.HoldID = ch.HoldID

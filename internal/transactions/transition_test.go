@@ -18,6 +18,10 @@ func TestTransitionTable_PartA(t *testing.T) {
 		// (Record), not moves; execute and immediatelyExecute then move:
 		{"execute", TypeOutgoing, StatusPending, StatusProcessing},
 		{"execute under SCA", TypeOutgoing, StatusPending, StatusPendingAuthorization},
+		{"SCA authorized: payout proceeds", TypeOutgoing, StatusPendingAuthorization, StatusProcessing},
+		{"SCA authorized: realtime funding waits for funds", TypeOutgoing, StatusPendingAuthorization, StatusPending},
+		{"SCA never completed (SCA_NOT_COMPLETED)", TypeOutgoing, StatusPendingAuthorization, StatusFailed},
+		{"SCA quote expires", TypeOutgoing, StatusPendingAuthorization, StatusExpired},
 		{"expiresAt passes", TypeOutgoing, StatusPending, StatusExpired},
 		{"deposit to payment instructions", TypeOutgoing, StatusPending, StatusProcessing},
 		{"rail completes", TypeOutgoing, StatusProcessing, StatusCompleted},
