@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// UmaAddress reserves one customer's UMA address ($local@domain).
+type UmaAddress struct {
+	Domain     string
+	LocalPart  string
+	Tenant     Tenant
+	CustomerID string
+	CreatedAt  time.Time
+}
+
+// InsertUmaAddress reserves an address; ErrConflict when it is taken.
+func (q Q) InsertUmaAddress(ctx context.Context, a UmaAddress) error {
+	_, err := q.exec(ctx, `INSERT INTO uma_addresses (domain, local_part, platform_id, env, customer_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, a.Domain, a.LocalPart, a.Tenant.PlatformID, a.Tenant.Env, a.CustomerID, toMicros(a.CreatedAt))
+	return classify(err)
+}
+
+// DeleteUmaAddressesOf releases every address of a customer of t.
+func (q Q) DeleteUmaAddressesOf(ctx context.Context, t Tenant, customerID string) error {
+	_, err := q.exec(ctx, `DELETE FROM uma_addresses WHERE platform_id = ? AND env = ? AND customer_id = ?`,
+		t.PlatformID, t.Env, customerID)
+	return err
+}
+
+// GetUmaAddress resolves an address to its customer and tenant.
+func (q Q) GetUmaAddress(ctx context.Context, domain, localPart string) (UmaAddress, error) {
+	a := UmaAddress{Domain: domain, LocalPart: localPart}
+	var created int64
+	err := q.queryRow(ctx, `SELECT platform_id, env, customer_id, created_at FROM uma_addresses WHERE domain = ? AND local_part = ?`,
+		domain, localPart).Scan(&a.Tenant.PlatformID, &a.Tenant.Env, &a.CustomerID, &created)
+	if err != nil {
+		return UmaAddress{}, classify(err)
+	}
+	a.CreatedAt = fromMicros(created)
+	return a, nil
+}
+
+// TenantsWithUmaDomain lists the tenants whose configuration names domain as
+// their UMA domain (the public endpoints resolve their Host this way).
+func (q Q) TenantsWithUmaDomain(ctx context.Context, domain string) ([]Tenant, [][]byte, error) {
+	rows, err := q.query(ctx, `SELECT platform_id, env, document FROM platform_configs WHERE document LIKE ?`,
+		"%"+strings.NewReplacer("%", "", "_", "").Replace(domain)+"%")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var ts []Tenant
+	var docs [][]byte
+	for rows.Next() {
+		var t Tenant
+		var doc string
+		if err := rows.Scan(&t.PlatformID, &t.Env, &doc); err != nil {
+			return nil, nil, err
+		}
+		ts, docs = append(ts, t), append(docs, []byte(doc))
+	}
+	return ts, docs, rows.Err()
+}
+
+// UmaKeys is a tenant's UMA key set (private keys sealed).
+type UmaKeys struct {
+	Tenant              Tenant
+	SigningCertChain    string
+	EncryptionCertChain string
+	SealedSigningKey    string
+	SealedEncryptionKey string
+	CreatedAt           time.Time
+}
+
+// InsertUmaKeys stores a tenant's key set; ErrConflict when it has one.
+func (q Q) InsertUmaKeys(ctx context.Context, k UmaKeys) error {
+	_, err := q.exec(ctx, `INSERT INTO uma_keys (platform_id, env, signing_cert_chain, encryption_cert_chain,
+		sealed_signing_key, sealed_encryption_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		k.Tenant.PlatformID, k.Tenant.Env, k.SigningCertChain, k.EncryptionCertChain, k.SealedSigningKey,
+		k.SealedEncryptionKey, toMicros(k.CreatedAt))
+	return classify(err)
+}
+
+// GetUmaKeys returns a tenant's key set.
+func (q Q) GetUmaKeys(ctx context.Context, t Tenant) (UmaKeys, error) {
+	k := UmaKeys{Tenant: t}
+	var created int64
+	err := q.queryRow(ctx, `SELECT signing_cert_chain, encryption_cert_chain, sealed_signing_key, sealed_encryption_key,
+		created_at FROM uma_keys WHERE platform_id = ? AND env = ?`, t.PlatformID, t.Env).
+		Scan(&k.SigningCertChain, &k.EncryptionCertChain, &k.SealedSigningKey, &k.SealedEncryptionKey, &created)
+	if err != nil {
+		return UmaKeys{}, classify(err)
+	}
+	k.CreatedAt = fromMicros(created)
+	return k, nil
+}
+
+// UmaLookup is one receiver lookup this institution made.
+type UmaLookup struct {
+	ID              string
+	Tenant          Tenant
+	CustomerID      string
+	SenderAddress   string
+	ReceiverAddress string
+	SendingCurrency string
+	LnurlpResponse  string
+	PubKeyResponse  string
+	CreatedAt       time.Time
+}
+
+// InsertUmaLookup records a lookup.
+func (q Q) InsertUmaLookup(ctx context.Context, l UmaLookup) error {
+	_, err := q.exec(ctx, `INSERT INTO uma_lookups (id, platform_id, env, customer_id, sender_address, receiver_address,
+		sending_currency, lnurlp_response, pubkey_response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.ID, l.Tenant.PlatformID, l.Tenant.Env, l.CustomerID, l.SenderAddress, l.ReceiverAddress, l.SendingCurrency,
+		l.LnurlpResponse, l.PubKeyResponse, toMicros(l.CreatedAt))
+	return classify(err)
+}
+
+// GetUmaLookup returns a lookup of t.
+func (q Q) GetUmaLookup(ctx context.Context, t Tenant, lookupID string) (UmaLookup, error) {
+	l := UmaLookup{ID: lookupID, Tenant: t}
+	var created int64
+	err := q.queryRow(ctx, `SELECT customer_id, sender_address, receiver_address, sending_currency, lnurlp_response,
+		pubkey_response, created_at FROM uma_lookups WHERE platform_id = ? AND env = ? AND id = ?`, t.PlatformID, t.Env, lookupID).
+		Scan(&l.CustomerID, &l.SenderAddress, &l.ReceiverAddress, &l.SendingCurrency, &l.LnurlpResponse, &l.PubKeyResponse, &created)
+	if err != nil {
+		return UmaLookup{}, classify(err)
+	}
+	l.CreatedAt = fromMicros(created)
+	return l, nil
+}
