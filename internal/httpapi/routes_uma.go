@@ -8,7 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/customers"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/uma"
@@ -22,6 +25,11 @@ func init() { routeGroups = append(routeGroups, (*Server).umaRoutes) }
 func (s *Server) umaRoutes() {
 	h := &umaHandlers{s: s, svc: s.umaService()}
 	s.handle(route{pattern: "GET /.well-known/lnurlpubkey", public: true, h: h.pubKey})
+	// The UMA query (signature, vaspDomain, nonce, timestamp, umaVersion,
+	// isSubjectToTravelRule) is the SDK's to read and check.
+	s.handle(route{pattern: "GET /.well-known/lnurlp/{user}", public: true, anyQuery: true, h: h.lnurlp})
+	s.handle(route{pattern: "GET /receiver/uma/{receiverUmaAddress}", need: auth.NeedView,
+		query: []string{"customerId", "senderUmaAddress", "sendingCurrency"}, h: h.lookup})
 }
 
 // umaServices holds each server's UMA service.
@@ -37,6 +45,10 @@ func (s *Server) umaService() *uma.Service {
 			return s.guard.OutboundClient(ctx, env, 15*time.Second)
 		},
 		CheckURL: s.guard.CheckOutbound,
+		Rate: func(ctx context.Context, env, from, to string) (decimal.Decimal, error) {
+			q, err := s.pricingEngine(env).Rates.Rate(ctx, from, to)
+			return q.Mid, err
+		},
 	}
 	v, _ := umaServices.LoadOrStore(s, svc)
 	return v.(*uma.Service)
@@ -73,6 +85,30 @@ func (h *umaHandlers) pubKey(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "max-age=3600")
 	_, err = w.Write(b)
 	return err
+}
+
+// lnurlp answers a UMA discovery request for $user@Host.
+func (h *umaHandlers) lnurlp(w http.ResponseWriter, r *http.Request) error {
+	u := *r.URL
+	u.Host = r.Host
+	resp, err := h.svc.Lnurlp(r.Context(), r.Host, r.PathValue("user"), u)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// lookup looks a UMA address up at its institution (R-RATE-09).
+func (h *umaHandlers) lookup(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	l, err := h.svc.LookupReceiver(r.Context(), principal(r).Tenant, uma.LookupRequest{Receiver: r.PathValue("receiverUmaAddress"),
+		CustomerID: q.Get("customerId"), SenderUmaAddress: q.Get("senderUmaAddress"), SendingCurrency: q.Get("sendingCurrency")})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
 }
 
 func umaHostUnknown(host string, err error) error {

@@ -132,3 +132,17 @@ func (q Q) GetUmaLookup(ctx context.Context, t Tenant, lookupID string) (UmaLook
 	l.CreatedAt = fromMicros(created)
 	return l, nil
 }
+
+// UmaAddressOf returns a customer's address, or ErrNotFound.
+func (q Q) UmaAddressOf(ctx context.Context, t Tenant, customerID string) (UmaAddress, error) {
+	a := UmaAddress{Tenant: t, CustomerID: customerID}
+	var created int64
+	err := q.queryRow(ctx, `SELECT domain, local_part, created_at FROM uma_addresses
+		WHERE platform_id = ? AND env = ? AND customer_id = ? ORDER BY created_at DESC LIMIT 1`, t.PlatformID, t.Env, customerID).
+		Scan(&a.Domain, &a.LocalPart, &created)
+	if err != nil {
+		return UmaAddress{}, classify(err)
+	}
+	a.CreatedAt = fromMicros(created)
+	return a, nil
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/platformconfig"
@@ -26,6 +28,11 @@ type Service struct {
 	Client func(ctx context.Context, env string) (*http.Client, error)
 	// CheckURL refuses a counterparty URL t's environment may not call.
 	CheckURL func(ctx context.Context, env, raw string) error
+	// Rate is the mid rate between two currencies in env: units of from per
+	// one unit of to (major units; rates.Quote.Mid).
+	Rate func(ctx context.Context, env, from, to string) (decimal.Decimal, error)
+
+	nonces nonces
 }
 
 func (s *Service) now() time.Time { return s.DB.Now().UTC().Truncate(time.Second) }
