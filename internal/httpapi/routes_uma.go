@@ -4,16 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/customers"
 	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/transactions"
 	"github.com/paymentsd/paymentsd/internal/uma"
 )
 
@@ -28,6 +31,9 @@ func (s *Server) umaRoutes() {
 	// The UMA query (signature, vaspDomain, nonce, timestamp, umaVersion,
 	// isSubjectToTravelRule) is the SDK's to read and check.
 	s.handle(route{pattern: "GET /.well-known/lnurlp/{user}", public: true, anyQuery: true, h: h.lnurlp})
+	s.handle(route{pattern: "POST /.well-known/lnurlp/{user}/payreq", public: true, h: h.payRequest})
+	s.handle(route{pattern: "POST /.well-known/lnsim/htlc", public: true, h: h.htlc})
+	s.handle(route{pattern: "POST /sandbox/uma/receive", need: auth.NeedMoney, idempotent: true, h: h.sandboxReceive})
 	s.handle(route{pattern: "GET /receiver/uma/{receiverUmaAddress}", need: auth.NeedView,
 		query: []string{"customerId", "senderUmaAddress", "sendingCurrency"}, h: h.lookup})
 }
@@ -40,7 +46,7 @@ func (s *Server) umaService() *uma.Service {
 		return svc.(*uma.Service)
 	}
 	svc := &uma.Service{
-		DB: s.db, Sealer: s.opts.WalletSealer, Config: s.config.Get,
+		DB: s.db, Ledger: accounts.NewLedger(s.db), Sealer: s.opts.WalletSealer, Config: s.config.Get,
 		Client: func(ctx context.Context, env string) (*http.Client, error) {
 			return s.guard.OutboundClient(ctx, env, 15*time.Second)
 		},
@@ -108,6 +114,78 @@ func (h *umaHandlers) lookup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
+// maxUmaBody bounds the bodies other institutions send.
+const maxUmaBody = 64 << 10
+
+func readUmaBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxUmaBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxUmaBody {
+		return nil, apierr.New("INVALID_REQUEST_FORMAT", "The body is larger than 64 KiB")
+	}
+	return b, nil
+}
+
+// payRequest answers a UMA pay request (the discovery's callback).
+func (h *umaHandlers) payRequest(w http.ResponseWriter, r *http.Request) error {
+	body, err := readUmaBody(r)
+	if err != nil {
+		return err
+	}
+	resp, err := h.svc.PayRequest(r.Context(), r.Host, r.PathValue("user"), body)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(b)
+	return err
+}
+
+// htlc is this institution's node of the sandbox Lightning simulator: a
+// payer's HTLC settles one of our invoices and gets its preimage.
+func (h *umaHandlers) htlc(w http.ResponseWriter, r *http.Request) error {
+	body, err := readUmaBody(r)
+	if err != nil {
+		return err
+	}
+	var req uma.HTLC
+	if err := json.Unmarshal(body, &req); err != nil || req.PaymentHash == "" {
+		return apierr.New("INVALID_REQUEST_FORMAT", "An HTLC is {paymentHash, amountMsat}")
+	}
+	res, err := h.svc.SettleHTLC(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// sandboxReceive simulates an incoming UMA payment from the sandbox
+// institution and answers the INCOMING transaction it made.
+func (h *umaHandlers) sandboxReceive(w http.ResponseWriter, r *http.Request) error {
+	var req uma.ReceiveRequest
+	if err := decode(r, &req, uma.ReceiveRequest.Validate); err != nil {
+		return err
+	}
+	t := principal(r).Tenant
+	txID, err := h.svc.SandboxReceive(r.Context(), t, req)
+	if err != nil {
+		return err
+	}
+	x, err := (&transactions.Service{DB: h.s.db}).Get(r.Context(), t, txID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, x)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"time"
 )
@@ -145,4 +146,62 @@ func (q Q) UmaAddressOf(ctx context.Context, t Tenant, customerID string) (UmaAd
 	}
 	a.CreatedAt = fromMicros(created)
 	return a, nil
+}
+
+// UmaInvoice is an invoice this institution issued as a UMA receiver.
+type UmaInvoice struct {
+	PaymentHash     string
+	Tenant          Tenant
+	CustomerID      string
+	AccountID       string
+	Currency        string
+	ReceivingAmount int64
+	AmountMsat      int64
+	SealedPreimage  string
+	SenderAddress   string
+	ReceiverAddress string
+	Status          string
+	TransactionID   string
+	ExpiresAt       time.Time
+	CreatedAt       time.Time
+	PaidAt          *time.Time
+}
+
+// InsertUmaInvoice stores a new invoice.
+func (q Q) InsertUmaInvoice(ctx context.Context, i UmaInvoice) error {
+	_, err := q.exec(ctx, `INSERT INTO uma_invoices (payment_hash, platform_id, env, customer_id, account_id, currency,
+		receiving_amount, amount_msat, sealed_preimage, sender_address, receiver_address, status, transaction_id,
+		expires_at, created_at, paid_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		i.PaymentHash, i.Tenant.PlatformID, i.Tenant.Env, i.CustomerID, i.AccountID, i.Currency, i.ReceivingAmount,
+		i.AmountMsat, i.SealedPreimage, i.SenderAddress, i.ReceiverAddress, i.Status, i.TransactionID,
+		toMicros(i.ExpiresAt), toMicros(i.CreatedAt), nullMicros(i.PaidAt))
+	return classify(err)
+}
+
+// GetUmaInvoice returns an invoice by payment hash; lock takes a row lock.
+func (q Q) GetUmaInvoice(ctx context.Context, paymentHash string, lock bool) (UmaInvoice, error) {
+	query := `SELECT payment_hash, platform_id, env, customer_id, account_id, currency, receiving_amount, amount_msat,
+		sealed_preimage, sender_address, receiver_address, status, transaction_id, expires_at, created_at, paid_at
+		FROM uma_invoices WHERE payment_hash = ?`
+	if lock {
+		query += q.forUpdate()
+	}
+	var i UmaInvoice
+	var expires, created int64
+	var paid sql.NullInt64
+	err := q.queryRow(ctx, query, paymentHash).Scan(&i.PaymentHash, &i.Tenant.PlatformID, &i.Tenant.Env, &i.CustomerID,
+		&i.AccountID, &i.Currency, &i.ReceivingAmount, &i.AmountMsat, &i.SealedPreimage, &i.SenderAddress,
+		&i.ReceiverAddress, &i.Status, &i.TransactionID, &expires, &created, &paid)
+	if err != nil {
+		return UmaInvoice{}, classify(err)
+	}
+	i.ExpiresAt, i.CreatedAt, i.PaidAt = fromMicros(expires), fromMicros(created), timePtr(paid)
+	return i, nil
+}
+
+// MarkUmaInvoicePaid records the settlement of a PENDING invoice.
+func (q Q) MarkUmaInvoicePaid(ctx context.Context, paymentHash, transactionID string, at time.Time) error {
+	res, err := q.exec(ctx, `UPDATE uma_invoices SET status = 'PAID', transaction_id = ?, paid_at = ?
+		WHERE payment_hash = ? AND status = 'PENDING'`, transactionID, toMicros(at), paymentHash)
+	return affectedOne(res, err)
 }

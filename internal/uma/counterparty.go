@@ -13,6 +13,7 @@ import (
 	"github.com/uma-universal-money-address/uma-go-sdk/uma/utils"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
 
@@ -118,6 +119,12 @@ func truncate(s string, n int) string {
 // chains must verify (CERT_CHAIN_INVALID, CERT_CHAIN_EXPIRED) and both keys
 // parse (INVALID_PUBKEY_FORMAT).
 func (s *Service) fetchPubKeys(ctx context.Context, env, domain string) (*protocol.PubKeyResponse, error) {
+	if domain == SandboxDomain && env == store.EnvSandbox {
+		if err := s.sandbox.init(); err != nil {
+			return nil, err
+		}
+		return s.sandbox.pk, nil
+	}
 	req, err := http.NewRequest(http.MethodGet, schemeFor(domain)+"://"+domain+"/.well-known/lnurlpubkey", nil)
 	if err != nil {
 		return nil, apierr.Newf("INVALID_UMA_ADDRESS", "Not a domain: %q", domain)

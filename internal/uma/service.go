@@ -12,6 +12,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/platformconfig"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
@@ -19,6 +20,7 @@ import (
 // Service is the UMA capability.
 type Service struct {
 	DB     *store.DB
+	Ledger *ledger.Service
 	Sealer Sealer
 	// Config returns a tenant's platform configuration (its umaDomain).
 	Config func(ctx context.Context, t store.Tenant) (platformconfig.Config, error)
@@ -32,7 +34,8 @@ type Service struct {
 	// one unit of to (major units; rates.Quote.Mid).
 	Rate func(ctx context.Context, env, from, to string) (decimal.Decimal, error)
 
-	nonces nonces
+	nonces  nonces
+	sandbox sandboxVASP
 }
 
 func (s *Service) now() time.Time { return s.DB.Now().UTC().Truncate(time.Second) }

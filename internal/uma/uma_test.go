@@ -110,3 +110,32 @@ func FuzzVerifyChain(f *testing.F) {
 		}
 	})
 }
+
+func TestInvoiceRoundTrip(t *testing.T) {
+	in := Invoice{Node: "127.0.0.1:8081", PaymentHash: strings.Repeat("ab", 32), AmountMsat: 1500, ExpiresAt: 1900000000}
+	out, err := ParseInvoice(in.Encode())
+	if err != nil || out != in {
+		t.Fatalf("%v %v", out, err)
+	}
+	for _, bad := range []string{"", "lnbc1xyz", InvoicePrefix + "!!", InvoicePrefix + "e30", Invoice{Node: "x y", PaymentHash: in.PaymentHash, AmountMsat: 1, ExpiresAt: 1}.Encode(),
+		Invoice{Node: "a.b", PaymentHash: "ab", AmountMsat: 1, ExpiresAt: 1}.Encode(), Invoice{Node: "a.b", PaymentHash: in.PaymentHash, ExpiresAt: 1}.Encode()} {
+		if _, err := ParseInvoice(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParseInvoice(f *testing.F) {
+	f.Add(Invoice{Node: "pay.example.com", PaymentHash: strings.Repeat("0f", 32), AmountMsat: 1, ExpiresAt: 1}.Encode())
+	f.Add("lnsim1")
+	f.Fuzz(func(t *testing.T, s string) {
+		i, err := ParseInvoice(s)
+		if err != nil {
+			return
+		}
+		j, err := ParseInvoice(i.Encode())
+		if err != nil || j != i {
+			t.Fatalf("%q: %v %v", s, j, err)
+		}
+	})
+}
