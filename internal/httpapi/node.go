@@ -67,5 +67,7 @@ func (n *Node) Start(ctx context.Context) (wait func()) {
 	wg.Go(func() { webhooks.Run(ctx, n.db, n.log, n.opts.Webhooks) })
 	// Rail settlement, failures and returns.
 	wg.Go(func() { rails.Run(ctx, n.db, railOpts) })
+	// Settlement of payments to UMA addresses (sandbox Lightning simulator).
+	wg.Go(func() { s.umaService().RunPayments(ctx, n.log) })
 	return wg.Wait
 }

@@ -52,6 +52,8 @@ func (s *Server) quoteService() *quotes.Service {
 		DailyVolumeLimit: s.opts.DailyVolumeLimit,
 		// Quotes from an embedded wallet execute only with a stamp of it.
 		WalletStamp: s.walletService().VerifyQuoteStamp,
+		// Payments to UMA addresses (package uma).
+		UMA: s.umaService(),
 	}
 	v, _ := quoteServices.LoadOrStore(s, svc)
 	return v.(*quotes.Service)

@@ -240,6 +240,7 @@ const (
 
 	ToInternal = "INTERNAL"
 	ToExternal = "EXTERNAL"
+	ToUMA      = "UMA" // another institution, over UMA (package uma)
 )
 
 // plan is what execution needs, stored with the quote.
@@ -263,6 +264,11 @@ type plan struct {
 	// WalletPayload is set when the source is an EMBEDDED_WALLET: execution
 	// needs a stamp over it by a session key of the wallet.
 	WalletPayload string `json:"walletPayload,omitempty"`
+	// UMA destinations: the lookup, the receiver and the counterparty's
+	// invoice (paid at execution), as quoted.
+	UmaLookupID string `json:"umaLookupId,omitempty"`
+	UmaAddress  string `json:"umaAddress,omitempty"`
+	UmaInvoice  string `json:"umaInvoice,omitempty"`
 }
 
 // document is the stored JSON of a quote.

@@ -205,3 +205,78 @@ func (q Q) MarkUmaInvoicePaid(ctx context.Context, paymentHash, transactionID st
 		WHERE payment_hash = ? AND status = 'PENDING'`, transactionID, toMicros(at), paymentHash)
 	return affectedOne(res, err)
 }
+
+// UmaPayment is an executed payment to a UMA address awaiting settlement.
+type UmaPayment struct {
+	TransactionID   string
+	Tenant          Tenant
+	HoldID          string
+	Invoice         string
+	Receiver        string
+	Currency        string
+	ReceivingAmount int64
+	Status          string
+	Attempts        int
+	DueAt           time.Time
+	TransactionHash string
+	Failure         string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+const umaPaymentCols = `transaction_id, platform_id, env, hold_id, invoice, receiver, currency, receiving_amount, status,
+	attempts, due_at, transaction_hash, failure, created_at, updated_at`
+
+// InsertUmaPayment stores a new payment.
+func (q Q) InsertUmaPayment(ctx context.Context, p UmaPayment) error {
+	_, err := q.exec(ctx, `INSERT INTO uma_payments (`+umaPaymentCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.TransactionID, p.Tenant.PlatformID, p.Tenant.Env, p.HoldID, p.Invoice, p.Receiver, p.Currency, p.ReceivingAmount,
+		p.Status, p.Attempts, toMicros(p.DueAt), p.TransactionHash, p.Failure, toMicros(p.CreatedAt), toMicros(p.UpdatedAt))
+	return classify(err)
+}
+
+func scanUmaPayment(sc interface{ Scan(...any) error }) (UmaPayment, error) {
+	var p UmaPayment
+	var due, created, updated int64
+	err := sc.Scan(&p.TransactionID, &p.Tenant.PlatformID, &p.Tenant.Env, &p.HoldID, &p.Invoice, &p.Receiver, &p.Currency,
+		&p.ReceivingAmount, &p.Status, &p.Attempts, &due, &p.TransactionHash, &p.Failure, &created, &updated)
+	p.DueAt, p.CreatedAt, p.UpdatedAt = fromMicros(due), fromMicros(created), fromMicros(updated)
+	return p, err
+}
+
+// DueUmaPayments lists PENDING payments due at now, oldest first.
+func (q Q) DueUmaPayments(ctx context.Context, now time.Time, limit int) ([]UmaPayment, error) {
+	rows, err := q.query(ctx, `SELECT `+umaPaymentCols+` FROM uma_payments WHERE status = 'PENDING' AND due_at <= ?
+		ORDER BY due_at LIMIT ?`, toMicros(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []UmaPayment
+	for rows.Next() {
+		p, err := scanUmaPayment(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// GetUmaPayment returns a payment; lock takes a row lock.
+func (q Q) GetUmaPayment(ctx context.Context, transactionID string, lock bool) (UmaPayment, error) {
+	query := `SELECT ` + umaPaymentCols + ` FROM uma_payments WHERE transaction_id = ?`
+	if lock {
+		query += q.forUpdate()
+	}
+	p, err := scanUmaPayment(q.queryRow(ctx, query, transactionID))
+	return p, classify(err)
+}
+
+// UpdateUmaPayment writes a payment's state.
+func (q Q) UpdateUmaPayment(ctx context.Context, p UmaPayment) error {
+	res, err := q.exec(ctx, `UPDATE uma_payments SET status = ?, attempts = ?, due_at = ?, transaction_hash = ?, failure = ?,
+		updated_at = ? WHERE transaction_id = ?`, p.Status, p.Attempts, toMicros(p.DueAt), p.TransactionHash, p.Failure,
+		toMicros(p.UpdatedAt), p.TransactionID)
+	return affectedOne(res, err)
+}
