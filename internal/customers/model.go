@@ -84,18 +84,21 @@ type BusinessInfo struct {
 // Profile is a customer's own data: everything a platform sends about the
 // customer except its identity, agreements and verification state.
 type Profile struct {
-	FullName          *string       `json:"fullName,omitempty"`
-	BirthDate         *string       `json:"birthDate,omitempty"`
-	Nationality       *string       `json:"nationality,omitempty"`
-	IDType            *string       `json:"idType,omitempty"`
-	Identifier        *string       `json:"identifier,omitempty"`
-	CountryOfIssuance *string       `json:"countryOfIssuance,omitempty"`
-	Address           *Address      `json:"address,omitempty"`
-	Email             *string       `json:"email,omitempty"`
-	PhoneNumber       *string       `json:"phoneNumber,omitempty"`
-	Region            *string       `json:"region,omitempty"`
-	Currencies        []string      `json:"currencies,omitempty"`
-	BusinessInfo      *BusinessInfo `json:"businessInfo,omitempty"`
+	FullName          *string  `json:"fullName,omitempty"`
+	BirthDate         *string  `json:"birthDate,omitempty"`
+	Nationality       *string  `json:"nationality,omitempty"`
+	IDType            *string  `json:"idType,omitempty"`
+	Identifier        *string  `json:"identifier,omitempty"`
+	CountryOfIssuance *string  `json:"countryOfIssuance,omitempty"`
+	Address           *Address `json:"address,omitempty"`
+	Email             *string  `json:"email,omitempty"`
+	PhoneNumber       *string  `json:"phoneNumber,omitempty"`
+	// UmaAddress is the customer's UMA address under the platform's UMA
+	// domain ($user@domain); the uma capability reserves it.
+	UmaAddress   *string       `json:"umaAddress,omitempty"`
+	Region       *string       `json:"region,omitempty"`
+	Currencies   []string      `json:"currencies,omitempty"`
+	BusinessInfo *BusinessInfo `json:"businessInfo,omitempty"`
 	EDD
 }
 

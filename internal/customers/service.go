@@ -49,7 +49,14 @@ type Service struct {
 	// customer is written: embedded wallets whose OTP credentials are tied
 	// to them need the change signed. A non-nil challenge stops the update
 	// there (Update returns *Challenged; what the hook wrote commits).
-	ContactChange func(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string, email, phone *string) (challenge any, err error)
+	// UmaAddress reserves the customer's UMA address inside the
+	// transaction that creates it, or that changes it (after releasing the
+	// old one): the requested one, or one the platform's domain gives it.
+	// It returns the address to store, "" for none. Nil: no addresses.
+	UmaAddress func(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string, requested *string) (string, error)
+	// ReleaseUmaAddress frees a customer's address before it changes.
+	ReleaseUmaAddress func(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string) error
+	ContactChange     func(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string, email, phone *string) (challenge any, err error)
 	// Senders deliver one-time codes, per environment. Sandbox sends are
 	// recorded (and logged with the code, which is always 123456);
 	// production sends are logged without the code until a real email/SMS
@@ -238,6 +245,9 @@ func (s *Service) Create(ctx context.Context, t store.Tenant, req CreateRequest)
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		row := store.Customer{ID: customerID, Tenant: t, PlatformCustomerID: pcid, Type: *req.CustomerType,
 			Status: StatusUnverified, CreatedAt: now, UpdatedAt: now}
+		if err := s.assignUma(ctx, tx, t, customerID, &p, p.UmaAddress); err != nil {
+			return err
+		}
 		if err := setProfile(&row, p); err != nil {
 			return err
 		}
@@ -268,6 +278,37 @@ func (s *Service) Create(ctx context.Context, t store.Tenant, req CreateRequest)
 		return Customer{}, err
 	}
 	return out, nil
+}
+
+// assignUma reserves the customer's UMA address and records it in p.
+func (s *Service) assignUma(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string, p *Profile, requested *string) error {
+	if s.UmaAddress == nil {
+		return nil
+	}
+	addr, err := s.UmaAddress(ctx, tx, t, customerID, requested)
+	if err != nil {
+		return err
+	}
+	p.UmaAddress = nil
+	if addr != "" {
+		p.UmaAddress = &addr
+	}
+	return nil
+}
+
+// changeUma moves the customer to a newly requested UMA address (the old
+// one is freed); the same address again changes nothing.
+func (s *Service) changeUma(ctx context.Context, tx *store.Tx, t store.Tenant, customerID string, cur *string, next *Profile, requested *string) error {
+	next.UmaAddress = cur
+	if requested == nil || s.UmaAddress == nil || (cur != nil && strings.EqualFold(*cur, *requested)) {
+		return nil
+	}
+	if s.ReleaseUmaAddress != nil {
+		if err := s.ReleaseUmaAddress(ctx, tx, t, customerID); err != nil {
+			return err
+		}
+	}
+	return s.assignUma(ctx, tx, t, customerID, next, requested)
 }
 
 // Get returns a live customer (R-CUST-02, R-CUST-03).
@@ -347,6 +388,9 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, customerID string,
 					return err
 				}
 			}
+		}
+		if err := s.changeUma(ctx, tx, t, row.ID, cur.UmaAddress, &next, req.UmaAddress); err != nil {
+			return err
 		}
 		if err := setProfile(&row, next); err != nil {
 			return err

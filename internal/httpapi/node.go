@@ -70,5 +70,7 @@ func (n *Node) Start(ctx context.Context) (wait func()) {
 	wg.Go(func() { rails.Run(ctx, n.db, railOpts) })
 	// Stablecoin mints and burns through their provider's states.
 	wg.Go(func() { s.stablecoinService().Run(ctx, stablecoins.RunnerOptions{Log: n.log}) })
+	// Settlement of payments to UMA addresses (sandbox Lightning simulator).
+	wg.Go(func() { s.umaService().RunPayments(ctx, n.log) })
 	return wg.Wait
 }

@@ -60,7 +60,7 @@ func (s *Server) customerService() *customers.Service {
 	if svc, ok := customerServices.Load(s); ok {
 		return svc.(*customers.Service)
 	}
-	svc, _ := customerServices.LoadOrStore(s, s.withWallets(s.withAccounts(customers.New(s.db, s.log))))
+	svc, _ := customerServices.LoadOrStore(s, s.withUma(s.withWallets(s.withAccounts(customers.New(s.db, s.log)))))
 	return svc.(*customers.Service)
 }
 

@@ -55,6 +55,8 @@ func (s *Server) quoteService() *quotes.Service {
 		WalletStamp: s.walletService().VerifyQuoteStamp,
 		// Payouts of customers who need SCA wait on their authorization.
 		SCA: s.scaService(),
+		// Payments to UMA addresses (package uma).
+		UMA: s.umaService(),
 	}
 	v, _ := quoteServices.LoadOrStore(s, svc)
 	return v.(*quotes.Service)

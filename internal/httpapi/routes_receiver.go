@@ -9,7 +9,8 @@ import (
 func init() { routeGroups = append(routeGroups, (*Server).receiverRoutes) }
 
 // receiverRoutes: receiver lookup for external accounts (Part B "Quotes and
-// transfers"; the UMA lookup is not served yet).
+// transfers"; the UMA lookup, GET /receiver/uma/{receiverUmaAddress}, is in
+// routes_uma.go).
 func (s *Server) receiverRoutes() {
 	s.handle(route{pattern: "GET /receiver/external-account/{accountId}", need: auth.NeedView, query: []string{"customerId", "sendingCurrency"}, h: s.lookupExternalAccount})
 }

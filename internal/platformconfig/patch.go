@@ -86,7 +86,10 @@ var (
 		"POSTAL_ADDRESS", "TAX_ID", "REGISTRATION_NUMBER", "USER_TYPE", "COUNTRY_OF_RESIDENCE",
 		"ACCOUNT_IDENTIFIER", "FI_LEGAL_ENTITY_NAME", "FI_ADDRESS", "PURPOSE_OF_PAYMENT",
 		"ULTIMATE_INSTITUTION_COUNTRY", "IDENTIFIER", "BUSINESS_TYPE", "COMPANY_LEGAL_NAME", "ID_TYPE", "ID_NUMBER"}
-	hostnameRE = regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	// loopbackDomainRE: a sandbox installation on this host (two
+	// installations paying each other over UMA on loopback).
+	loopbackDomainRE = regexp.MustCompile(`^(?:localhost|127\.0\.0\.1):[0-9]{1,5}$`)
+	hostnameRE       = regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
 )
 
 const maxURLLength = 2048
@@ -95,8 +98,9 @@ const maxURLLength = 2048
 // webhook endpoint is acceptable (sandbox only).
 func (p Patch) Validate(env string) error {
 	var f apierr.Fields
-	if v := p.UmaDomain.Ptr(); v != nil && (len(*v) > 253 || !hostnameRE.MatchString(*v)) {
-		f.Add("umaDomain", apierr.Format, "must be a lowercase domain name such as example.com")
+	if v := p.UmaDomain.Ptr(); v != nil && (len(*v) > 253 || !hostnameRE.MatchString(*v)) &&
+		(env == store.EnvProduction || !loopbackDomainRE.MatchString(*v)) {
+		f.Add("umaDomain", apierr.Format, "must be a lowercase domain name such as example.com (in sandbox also a loopback host with a port, such as 127.0.0.1:8081)")
 	}
 	if v := p.WebhookEndpoint.Ptr(); v != nil {
 		checkURL(&f, "webhookEndpoint", *v, env == store.EnvProduction)

@@ -13,6 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/rails"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
+	"github.com/paymentsd/paymentsd/internal/uma"
 )
 
 // legs builds the postings of an execution (see the package comment):
@@ -114,8 +115,12 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 	}
 	to := p.DestLedgerID
 	kind := ledger.KindTransfer
-	if p.To == ToExternal {
-		clearing, err := s.Ledger.SystemAccountTx(ctx, tx, t, ledger.CodeClearing, p.ReceivingCurrency)
+	if p.To == ToExternal || p.To == ToUMA {
+		code := ledger.CodeClearing
+		if p.To == ToUMA {
+			code = uma.CodeClearing
+		}
+		clearing, err := s.Ledger.SystemAccountTx(ctx, tx, t, code, p.ReceivingCurrency)
 		if err != nil {
 			return Quote{}, err
 		}
@@ -177,6 +182,12 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 			}); err != nil {
 				return Quote{}, err
 			}
+		}
+	case ToUMA:
+		if err := s.UMA.Submit(ctx, tx, uma.Payment{Tenant: t, TransactionID: q.TransactionID, HoldID: transfers[0].ID,
+			Invoice: p.UmaInvoice, Receiver: p.UmaAddress, ReceivingCurrency: p.ReceivingCurrency,
+			ReceivingAmount: q.TotalReceivingAmount}); err != nil {
+			return Quote{}, err
 		}
 	case ToExternal:
 		submit := s.Submit

@@ -253,6 +253,7 @@ const (
 
 	ToInternal = "INTERNAL"
 	ToExternal = "EXTERNAL"
+	ToUMA      = "UMA" // another institution, over UMA (package uma)
 )
 
 // plan is what execution needs, stored with the quote.
@@ -286,6 +287,11 @@ type plan struct {
 	ScaAuthorized        bool            `json:"scaAuthorized,omitempty"`
 	ScaFactor            string          `json:"scaFactor,omitempty"`
 	WithheldInstructions json.RawMessage `json:"withheldInstructions,omitempty"`
+	// UMA destinations: the lookup, the receiver and the counterparty's
+	// invoice (paid at execution), as quoted.
+	UmaLookupID string `json:"umaLookupId,omitempty"`
+	UmaAddress  string `json:"umaAddress,omitempty"`
+	UmaInvoice  string `json:"umaInvoice,omitempty"`
 }
 
 // document is the stored JSON of a quote.

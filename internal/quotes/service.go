@@ -82,6 +82,8 @@ type Service struct {
 	Docs func() (*paymentdocs.Service, error)
 	// Submit hands an external payout to the rails (rails.Submit).
 	Submit func(ctx context.Context, tx *store.Tx, p rails.Payout) error
+	// UMA quotes and settles payments to UMA addresses (nil: refused).
+	UMA    UMA
 	Expiry time.Duration
 	// DailyVolumeLimit is the daily volume limit in US cents of a tenant
 	// that has none of its own (store.SetDailyVolumeLimit); 0 means
@@ -259,7 +261,10 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 
 	switch str(dst.DestinationType) {
 	case DestUMAAddress:
-		return r, apierr.NotFound("LOOKUP_REQUEST_NOT_FOUND", "Lookup "+str(req.LookupID))
+		if err := s.resolveUMA(&r, dst, str(req.LookupID)); err != nil {
+			return r, err
+		}
+		return r, nil
 	case DestAccount:
 		accountID := *dst.AccountID
 		switch {
@@ -419,7 +424,11 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	}
 	eng := s.Pricing(t.Env)
 	now := s.DB.Now().UTC().Truncate(time.Microsecond)
-	pr, err := eng.Quote(ctx, pricing.Request{
+	price := eng.Quote
+	if r.plan.To == ToUMA {
+		price = s.umaPricer(ctx, t, &r, req)
+	}
+	pr, err := price(ctx, pricing.Request{
 		SourceCurrency: r.plan.SendingCurrency, DestinationCurrency: r.plan.ReceivingCurrency, Rail: r.plan.Rail,
 		Network: r.network, Side: pricing.Side(*req.LockedCurrencySide), Amount: *req.LockedCurrencyAmount,
 		FeeConfigs: cfg.FeeConfigs, Override: req.PlatformFeeOverride, Currencies: cfg.SupportedCurrencies, At: now,

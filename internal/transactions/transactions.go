@@ -152,6 +152,9 @@ const (
 // ReconciliationInstructions match a payment to its transaction (R-TXN-17).
 type ReconciliationInstructions struct {
 	Reference string `json:"reference,omitempty"`
+	// TransactionHash reports the inter-institution settlement leg of a UMA
+	// payment: the Lightning payment hash (R-TXN-17).
+	TransactionHash string `json:"transactionHash,omitempty"`
 }
 
 // Transaction is the API's transaction.
@@ -347,9 +350,23 @@ func Render(row store.Transaction) (Transaction, error) {
 	}
 	// Included for every status but CREATED (R-TXN-15).
 	if row.Status != StatusCreated {
-		out.ReconciliationInstructions = &ReconciliationInstructions{Reference: row.Reference}
+		out.ReconciliationInstructions = &ReconciliationInstructions{Reference: row.Reference,
+			TransactionHash: lightningHash(out.Destination.RailDetails)}
 	}
 	return out, nil
+}
+
+// lightningHash is the payment hash of a side settled over Lightning (UMA
+// payments), or "".
+func lightningHash(railDetails json.RawMessage) string {
+	var d struct {
+		PaymentRail     string `json:"paymentRail"`
+		TransactionHash string `json:"transactionHash"`
+	}
+	if len(railDetails) == 0 || json.Unmarshal(railDetails, &d) != nil || d.PaymentRail != "LIGHTNING" {
+		return ""
+	}
+	return d.TransactionHash
 }
 
 // onChain is the deprecated onChainTransaction of a side whose railDetails
