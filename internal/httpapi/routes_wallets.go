@@ -24,7 +24,12 @@ func (s *Server) walletService() *wallets.Service {
 	if svc, ok := walletServices.Load(s); ok {
 		return svc.(*wallets.Service)
 	}
-	svc, _ := walletServices.LoadOrStore(s, wallets.New(s.db, s.opts.WalletSealer, s.log))
+	fresh := wallets.New(s.db, s.opts.WalletSealer, s.log)
+	fresh.OIDC.Sandbox = s.sandboxIssuer()
+	if s.guard != nil { // configured issuers are fetched under the outbound address policy
+		fresh.OIDC.CheckIssuer = s.guard.CheckEndpoint
+	}
+	svc, _ := walletServices.LoadOrStore(s, fresh)
 	return svc.(*wallets.Service)
 }
 

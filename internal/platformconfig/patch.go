@@ -156,7 +156,7 @@ func (p Patch) Validate(env string) error {
 		}
 	}
 	if p.EmbeddedWalletConfig != nil {
-		p.EmbeddedWalletConfig.validate(&f)
+		p.EmbeddedWalletConfig.validate(&f, env)
 	}
 	return f.Err()
 }

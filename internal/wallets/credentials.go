@@ -49,6 +49,16 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 	if err := req.Validate(); err != nil {
 		return Outcome[AuthMethod]{}, err
 	}
+	var oauth *oauthIdentity
+	if *req.Type == TypeOAuth {
+		// The signed retry repeats the body step 1 checked fresh: the
+		// token's signature and identity are checked again, not its age.
+		id, err := s.oauthToken(ctx, t, *req.OidcToken, !in.Retry())
+		if err != nil {
+			return Outcome[AuthMethod]{}, err
+		}
+		oauth = &id
+	}
 	var out Outcome[AuthMethod]
 	var issued *issuedOTP
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -75,7 +85,7 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 			}
 			claimed = &c
 		}
-		cred, otp, err := s.newCredentialTx(ctx, tx, t, a, creds, req)
+		cred, otp, err := s.newCredentialTx(ctx, tx, t, a, creds, req, oauth)
 		if err != nil {
 			return err
 		}
@@ -115,8 +125,9 @@ func customerContact(ctx context.Context, q store.Q, t store.Tenant, customerID 
 	return p, nil
 }
 
-// newCredentialTx checks and stores a credential of req's type.
-func (s *Service) newCredentialTx(ctx context.Context, tx *store.Tx, t store.Tenant, a store.InternalAccount, creds []store.WalletCredential, req CreateCredentialRequest) (AuthMethod, *issuedOTP, error) {
+// newCredentialTx checks and stores a credential of req's type (an OAUTH
+// one bound to the identity of its verified token).
+func (s *Service) newCredentialTx(ctx context.Context, tx *store.Tx, t store.Tenant, a store.InternalAccount, creds []store.WalletCredential, req CreateCredentialRequest, oauth *oauthIdentity) (AuthMethod, *issuedOTP, error) {
 	typ := *req.Type
 	for _, c := range creds {
 		if c.Type == typ && (typ == TypeEmailOTP || typ == TypeSMSOTP) {
@@ -142,6 +153,8 @@ func (s *Service) newCredentialTx(ctx context.Context, tx *store.Tx, t store.Ten
 				"The wallet's customer has no %s; set it with PATCH /customers/{customerId} first", field)
 		}
 		c.Nickname, c.Identity = *value, strings.ToLower(*value)
+	case TypeOAuth:
+		c.Nickname, c.Identity, c.Details = oauth.nickname(), oauth.identity(), mustJSON(oauth)
 	default:
 		return AuthMethod{}, nil, apierr.InvalidInput("Unsupported credential type " + typ)
 	}
@@ -176,6 +189,8 @@ func identityTaken(typ string) error {
 		return apierr.New("SMS_OTP_PHONE_NUMBER_ALREADY_EXISTS", "This phone number is already the SMS_OTP credential of a wallet")
 	case TypePasskey:
 		return apierr.New("PASSKEY_CREDENTIAL_ALREADY_EXISTS", "A passkey with this credentialId is already registered")
+	case TypeOAuth:
+		return apierr.Conflict("This identity (the token's iss and sub) is already the OAUTH credential of a wallet")
 	}
 	return apierr.Conflict("This " + typ + " identity is already registered on a wallet")
 }

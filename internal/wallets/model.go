@@ -75,6 +75,8 @@ type Outcome[T any] struct {
 type CreateCredentialRequest struct {
 	Type      *string `json:"type"`
 	AccountID *string `json:"accountId"`
+	// OidcToken is the ID token an OAUTH credential is bound to.
+	OidcToken *string `json:"oidcToken"`
 }
 
 // Validate checks the request on its own.
@@ -86,12 +88,25 @@ func (r *CreateCredentialRequest) Validate() error {
 	} else if !id.Valid(id.InternalAccount, *r.AccountID) {
 		f.Add("accountId", apierr.Pattern, "must be an internal account id such as InternalAccount:0199a1b2-…")
 	}
+	oidcToken(&f, r.Type, r.OidcToken)
 	return f.Err()
 }
 
-// supportedTypes are the credential types this server implements (OAUTH
-// and PASSKEY are not implemented yet).
-var supportedTypes = []string{TypeEmailOTP, TypeSMSOTP}
+// oidcToken checks the oidcToken field: required for OAUTH, refused for
+// other types.
+func oidcToken(f *apierr.Fields, typ, token *string) {
+	isOAuth := typ != nil && *typ == TypeOAuth
+	switch {
+	case isOAuth && (token == nil || *token == ""):
+		f.Add("oidcToken", apierr.Required, "is required for OAUTH: the OIDC ID token from the identity provider")
+	case !isOAuth && token != nil && typ != nil:
+		f.Add("oidcToken", apierr.AdditionalProperties, "applies to OAUTH credentials only")
+	}
+}
+
+// supportedTypes are the credential types this server implements (PASSKEY
+// is not implemented yet).
+var supportedTypes = []string{TypeEmailOTP, TypeSMSOTP, TypeOAuth}
 
 func validType(f *apierr.Fields, t *string) {
 	switch {
@@ -106,14 +121,29 @@ func validType(f *apierr.Fields, t *string) {
 type VerifyRequest struct {
 	Type               *string `json:"type"`
 	EncryptedOtpBundle *string `json:"encryptedOtpBundle"`
+	// OAUTH: a fresh ID token and the session key to bind.
+	OidcToken       *string `json:"oidcToken"`
+	ClientPublicKey *string `json:"clientPublicKey"`
 }
 
-// Validate checks the request on its own.
+// Validate checks the request on its own: each type has its fields.
 func (r *VerifyRequest) Validate() error {
 	var f apierr.Fields
 	validType(&f, r.Type)
-	if r.EncryptedOtpBundle == nil || *r.EncryptedOtpBundle == "" {
-		f.Add("encryptedOtpBundle", apierr.Required, "is required: the HPKE-sealed code and public key")
+	oidcToken(&f, r.Type, r.OidcToken)
+	isOAuth := r.Type != nil && *r.Type == TypeOAuth
+	if isOAuth {
+		clientKey(&f, "clientPublicKey", r.ClientPublicKey, true)
+		if r.EncryptedOtpBundle != nil {
+			f.Add("encryptedOtpBundle", apierr.AdditionalProperties, "applies to EMAIL_OTP and SMS_OTP credentials only")
+		}
+	} else if r.Type != nil {
+		if r.EncryptedOtpBundle == nil || *r.EncryptedOtpBundle == "" {
+			f.Add("encryptedOtpBundle", apierr.Required, "is required: the HPKE-sealed code and public key")
+		}
+		if r.ClientPublicKey != nil {
+			f.Add("clientPublicKey", apierr.AdditionalProperties, "applies to OAUTH verification only (OTP binds the key inside encryptedOtpBundle)")
+		}
 	}
 	return f.Err()
 }

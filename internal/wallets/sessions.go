@@ -75,6 +75,9 @@ func (s *Service) VerifyCredential(ctx context.Context, t store.Tenant, in signe
 	if err := req.Validate(); err != nil {
 		return Outcome[AuthSession]{}, err
 	}
+	if *req.Type == TypeOAuth {
+		return s.verifyOAuth(ctx, t, credID, req)
+	}
 	var out Outcome[AuthSession]
 	var refusal error
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -84,9 +87,7 @@ func (s *Service) VerifyCredential(ctx context.Context, t store.Tenant, in signe
 			return err
 		}
 		if c.Type != *req.Type {
-			var f apierr.Fields
-			f.Add("type", apierr.Enum, "must be the credential's type, %s", c.Type)
-			return f.Err()
+			return typeMismatch(c.Type)
 		}
 		if in.Retry() {
 			return s.completeOTPLogin(ctx, tx, t, in, &c, &out)
@@ -247,4 +248,11 @@ func (s *Service) RefreshSession(ctx context.Context, t store.Tenant, in signedr
 		return signedretry.Complete(ctx, tx, claimed)
 	})
 	return out, err
+}
+
+// typeMismatch refuses a verify whose type is not the credential's.
+func typeMismatch(credType string) error {
+	var f apierr.Fields
+	f.Add("type", apierr.Enum, "must be the credential's type, %s", credType)
+	return f.Err()
 }
