@@ -135,7 +135,7 @@ func (h *walletHandlers) challenge(w http.ResponseWriter, r *http.Request) error
 	if err := decode(r, &req, func(req wallets.ClientKeyRequest) error { return req.ValidateOptional() }); err != nil {
 		return err
 	}
-	out, err := h.svc.ChallengeCredential(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+	out, err := h.svc.ChallengeCredential(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,11 @@ type EmbeddedWalletConfig struct {
 	// OAuthIssuers are the OpenID Connect issuers whose ID tokens OAUTH
 	// credentials of this tenant may be created and verified with.
 	OAuthIssuers []OAuthIssuer `json:"oauthIssuers,omitempty"`
+	// PasskeyRpID and PasskeyOrigins are the WebAuthn relying party of
+	// PASSKEY credentials: the RP id (the app's domain) and the origins
+	// its ceremonies run on.
+	PasskeyRpID    *string  `json:"passkeyRpId,omitempty"`
+	PasskeyOrigins []string `json:"passkeyOrigins,omitempty"`
 }
 
 // OAuthIssuer is one accepted OpenID Connect issuer: its issuer identifier
@@ -99,12 +104,27 @@ type EmbeddedWalletPatch struct {
 	ReplyToEmailAddress     jsonx.Optional[string] `json:"replyToEmailAddress"`
 	LogoUrl                 jsonx.Optional[string] `json:"logoUrl"`
 	// OAuthIssuers replaces the whole list (null or [] clears it).
-	OAuthIssuers jsonx.Optional[[]OAuthIssuer] `json:"oauthIssuers"`
+	OAuthIssuers   jsonx.Optional[[]OAuthIssuer] `json:"oauthIssuers"`
+	PasskeyRpID    jsonx.Optional[string]        `json:"passkeyRpId"`
+	PasskeyOrigins jsonx.Optional[[]string]      `json:"passkeyOrigins"`
 }
 
 func (p *EmbeddedWalletPatch) validate(f *apierr.Fields, env string) {
 	const pre = embeddedWalletConfigPath
 	validateIssuers(f, p.OAuthIssuers.Ptr(), env)
+	if v := p.PasskeyRpID.Ptr(); v != nil && (len(*v) > 253 || !hostnameRE.MatchString(*v)) {
+		f.Add(pre+"passkeyRpId", apierr.Format, "must be a lowercase domain name such as wallet.example.com")
+	}
+	if v := p.PasskeyOrigins.Ptr(); v != nil {
+		if len(*v) > 10 {
+			f.Add(pre+"passkeyOrigins", apierr.MaxItems, "must list at most 10 origins")
+		}
+		for i, o := range *v {
+			if !isHTTPSOrigin(o) {
+				f.Add(fmt.Sprintf("%spasskeyOrigins[%d]", pre, i), apierr.Format, "must be an https origin such as https://wallet.example.com (no path)")
+			}
+		}
+	}
 	maxLen(f, pre+"appName", p.AppName, 255)
 	maxLen(f, pre+"sendFromEmailSenderName", p.SendFromEmailSenderName, 255)
 	if v := p.OtpLength.Ptr(); v != nil && (*v < MinOtpLength || *v > MaxOtpLength) {
@@ -145,6 +165,13 @@ func (p *EmbeddedWalletPatch) apply(cur *EmbeddedWalletConfig) *EmbeddedWalletCo
 	setOpt(&out.SendFromEmailSenderName, p.SendFromEmailSenderName)
 	setOpt(&out.ReplyToEmailAddress, p.ReplyToEmailAddress)
 	setOpt(&out.LogoUrl, p.LogoUrl)
+	setOpt(&out.PasskeyRpID, p.PasskeyRpID)
+	if p.PasskeyOrigins.Set {
+		out.PasskeyOrigins = nil
+		if v := p.PasskeyOrigins.Ptr(); v != nil {
+			out.PasskeyOrigins = *v
+		}
+	}
 	if p.OAuthIssuers.Set {
 		out.OAuthIssuers = nil
 		if v := p.OAuthIssuers.Ptr(); v != nil {

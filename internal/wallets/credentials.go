@@ -155,6 +155,10 @@ func (s *Service) newCredentialTx(ctx context.Context, tx *store.Tx, t store.Ten
 		c.Nickname, c.Identity = *value, strings.ToLower(*value)
 	case TypeOAuth:
 		c.Nickname, c.Identity, c.Details = oauth.nickname(), oauth.identity(), mustJSON(oauth)
+	case TypePasskey:
+		if err := registerPasskey(ctx, tx, &c, req); err != nil {
+			return AuthMethod{}, nil, err
+		}
 	default:
 		return AuthMethod{}, nil, apierr.InvalidInput("Unsupported credential type " + typ)
 	}
@@ -212,13 +216,14 @@ func (s *Service) ListCredentials(ctx context.Context, t store.Tenant, accountID
 	return out, nil
 }
 
-// ChallengeCredential issues a new code to an OTP credential (R-EWA-01).
-// OAUTH credentials have no challenge step (R-EWA-02).
-func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, credID string, req ClientKeyRequest) (any, error) {
+// ChallengeCredential issues a new code to an OTP credential (R-EWA-01), or
+// a passkey login challenge bound to clientPublicKey (R-EWA-03). OAUTH
+// credentials have no challenge step (R-EWA-02).
+func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, in signedretry.Incoming, credID string, req ClientKeyRequest) (any, error) {
 	if err := req.ValidateOptional(); err != nil {
 		return nil, err
 	}
-	var out AuthMethod
+	var out any
 	var issued issuedOTP
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		c, err := liveCredential(ctx, tx.Q, t, credID, true)
@@ -228,9 +233,12 @@ func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, credI
 		switch c.Type {
 		case TypeOAuth:
 			return apierr.InvalidInput("OAUTH credentials have no challenge step: verify with a fresh OIDC token")
-		case TypeEmailOTP, TypeSMSOTP:
-		default:
-			return apierr.InvalidInput("Challenge is not available for " + c.Type + " credentials on this server")
+		case TypePasskey:
+			if err := req.ValidateRequired(); err != nil {
+				return err
+			}
+			out, err = passkeyChallenge(ctx, tx, t, in, c, *req.ClientPublicKey)
+			return err
 		}
 		if issued, err = s.issueOTPTx(ctx, tx, &c); err != nil {
 			return err
@@ -238,14 +246,15 @@ func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, credI
 		out = renderCredential(c)
 		return tx.UpdateWalletCredential(ctx, c)
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || issued.bundle == "" {
+		return out, err
 	}
 	if err := s.send(ctx, issued); err != nil {
 		return nil, err
 	}
-	out.OtpEncryptionTargetBundle = issued.bundle
-	return out, nil
+	m := out.(AuthMethod)
+	m.OtpEncryptionTargetBundle = issued.bundle
+	return m, nil
 }
 
 // RevokeCredential revokes a credential and its sessions by signed retry

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/passkey"
 	"github.com/paymentsd/paymentsd/internal/signedretry"
 )
 
@@ -77,6 +78,11 @@ type CreateCredentialRequest struct {
 	AccountID *string `json:"accountId"`
 	// OidcToken is the ID token an OAUTH credential is bound to.
 	OidcToken *string `json:"oidcToken"`
+	// PASSKEY: the user's label, the platform-issued registration
+	// challenge (base64url) and the authenticator's attestation.
+	Nickname    *string              `json:"nickname"`
+	Challenge   *string              `json:"challenge"`
+	Attestation *passkey.Attestation `json:"attestation"`
 }
 
 // Validate checks the request on its own.
@@ -89,6 +95,7 @@ func (r *CreateCredentialRequest) Validate() error {
 		f.Add("accountId", apierr.Pattern, "must be an internal account id such as InternalAccount:0199a1b2-…")
 	}
 	oidcToken(&f, r.Type, r.OidcToken)
+	passkeyRegistration(&f, r)
 	return f.Err()
 }
 
@@ -104,9 +111,8 @@ func oidcToken(f *apierr.Fields, typ, token *string) {
 	}
 }
 
-// supportedTypes are the credential types this server implements (PASSKEY
-// is not implemented yet).
-var supportedTypes = []string{TypeEmailOTP, TypeSMSOTP, TypeOAuth}
+// supportedTypes are the credential types this server implements.
+var supportedTypes = []string{TypeEmailOTP, TypeSMSOTP, TypeOAuth, TypePasskey}
 
 func validType(f *apierr.Fields, t *string) {
 	switch {
@@ -124,25 +130,38 @@ type VerifyRequest struct {
 	// OAUTH: a fresh ID token and the session key to bind.
 	OidcToken       *string `json:"oidcToken"`
 	ClientPublicKey *string `json:"clientPublicKey"`
+	// PASSKEY: the WebAuthn assertion over the challenge.
+	Assertion *passkey.Assertion `json:"assertion"`
 }
 
-// Validate checks the request on its own: each type has its fields.
+// Validate checks the request on its own: each type has its fields, and
+// only its fields.
 func (r *VerifyRequest) Validate() error {
 	var f apierr.Fields
 	validType(&f, r.Type)
 	oidcToken(&f, r.Type, r.OidcToken)
-	isOAuth := r.Type != nil && *r.Type == TypeOAuth
-	if isOAuth {
+	if r.Type == nil {
+		return f.Err()
+	}
+	switch *r.Type {
+	case TypeOAuth:
 		clientKey(&f, "clientPublicKey", r.ClientPublicKey, true)
-		if r.EncryptedOtpBundle != nil {
-			f.Add("encryptedOtpBundle", apierr.AdditionalProperties, "applies to EMAIL_OTP and SMS_OTP credentials only")
+	case TypePasskey:
+		if r.Assertion == nil {
+			f.Add("assertion", apierr.Required, "is required for PASSKEY: the WebAuthn assertion over the challenge")
 		}
-	} else if r.Type != nil {
+	default:
 		if r.EncryptedOtpBundle == nil || *r.EncryptedOtpBundle == "" {
 			f.Add("encryptedOtpBundle", apierr.Required, "is required: the HPKE-sealed code and public key")
 		}
-		if r.ClientPublicKey != nil {
-			f.Add("clientPublicKey", apierr.AdditionalProperties, "applies to OAUTH verification only (OTP binds the key inside encryptedOtpBundle)")
+	}
+	only := map[string]bool{"encryptedOtpBundle": *r.Type == TypeEmailOTP || *r.Type == TypeSMSOTP,
+		"clientPublicKey": *r.Type == TypeOAuth, "assertion": *r.Type == TypePasskey}
+	given := map[string]bool{"encryptedOtpBundle": r.EncryptedOtpBundle != nil, "clientPublicKey": r.ClientPublicKey != nil,
+		"assertion": r.Assertion != nil}
+	for _, name := range []string{"encryptedOtpBundle", "clientPublicKey", "assertion"} {
+		if given[name] && !only[name] {
+			f.Add(name, apierr.AdditionalProperties, "does not apply to %s verification", *r.Type)
 		}
 	}
 	return f.Err()

@@ -75,8 +75,11 @@ func (s *Service) VerifyCredential(ctx context.Context, t store.Tenant, in signe
 	if err := req.Validate(); err != nil {
 		return Outcome[AuthSession]{}, err
 	}
-	if *req.Type == TypeOAuth {
+	switch *req.Type {
+	case TypeOAuth:
 		return s.verifyOAuth(ctx, t, credID, req)
+	case TypePasskey:
+		return s.verifyPasskey(ctx, t, in, credID, req)
 	}
 	var out Outcome[AuthSession]
 	var refusal error
