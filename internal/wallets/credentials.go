@@ -73,14 +73,10 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 		}
 		var claimed *signedretry.Claimed
 		if anyVerified(creds) {
-			if !in.Retry() {
-				ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpCredentialCreate,
-					Parameters: map[string]string{"type": *req.Type}})
-				out.Challenge = &AuthChallenge{Challenge: ch, Type: *req.Type}
-				return err
-			}
-			c, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-			if err != nil {
+			ch, c, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpCredentialCreate,
+				Parameters: map[string]string{"type": *req.Type}}, *req.Type, keyPolicy{})
+			if err != nil || ch != nil {
+				out.Challenge = ch
 				return err
 			}
 			claimed = &c
@@ -275,14 +271,10 @@ func (s *Service) RevokeCredential(ctx context.Context, t store.Tenant, in signe
 		if len(creds) <= 1 {
 			return apierr.InvalidInput("A wallet must keep at least one credential; add another before revoking this one")
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: c.AccountID, Operation: OpCredentialRevoke,
-				Parameters: map[string]string{"credentialId": c.ID}})
-			out.Challenge = &AuthChallenge{Challenge: ch, Type: c.Type}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, c.ID, ""))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: c.AccountID, Operation: OpCredentialRevoke,
+			Parameters: map[string]string{"credentialId": c.ID}}, c.Type, keyPolicy{ExcludeCredential: c.ID})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		now := tx.Now().UTC().Truncate(time.Microsecond)

@@ -200,14 +200,10 @@ func (s *Service) RevokeSession(ctx context.Context, t store.Tenant, in signedre
 		if err != nil {
 			return err
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRevoke,
-				Parameters: map[string]string{"sessionId": sess.ID}})
-			out.Challenge = &AuthChallenge{Challenge: ch, Type: c.Type}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRevoke,
+			Parameters: map[string]string{"sessionId": sess.ID}}, c.Type, keyPolicy{})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		if _, err := tx.RevokeWalletSessions(ctx, t, sess.AccountID, "", sess.ID, tx.Now()); err != nil {
@@ -232,14 +228,10 @@ func (s *Service) RefreshSession(ctx context.Context, t store.Tenant, in signedr
 		if err != nil {
 			return err
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRefresh,
-				Parameters: map[string]string{"sessionId": sess.ID, "clientPublicKey": strings.ToLower(*req.ClientPublicKey)}})
-			out.Challenge = &AuthChallenge{Challenge: ch, Type: c.Type}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", sess.ID))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRefresh,
+			Parameters: map[string]string{"sessionId": sess.ID, "clientPublicKey": strings.ToLower(*req.ClientPublicKey)}}, c.Type, keyPolicy{OnlySession: sess.ID})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		if _, err := tx.RevokeWalletSessions(ctx, t, sess.AccountID, "", sess.ID, tx.Now()); err != nil {
