@@ -24,7 +24,12 @@ func (s *Server) walletService() *wallets.Service {
 	if svc, ok := walletServices.Load(s); ok {
 		return svc.(*wallets.Service)
 	}
-	svc, _ := walletServices.LoadOrStore(s, wallets.New(s.db, s.opts.WalletSealer, s.log))
+	fresh := wallets.New(s.db, s.opts.WalletSealer, s.log)
+	fresh.OIDC.Sandbox = s.sandboxIssuer()
+	if s.guard != nil { // configured issuers are fetched under the outbound address policy
+		fresh.OIDC.CheckIssuer = s.guard.CheckEndpoint
+	}
+	svc, _ := walletServices.LoadOrStore(s, fresh)
 	return svc.(*wallets.Service)
 }
 
@@ -130,7 +135,7 @@ func (h *walletHandlers) challenge(w http.ResponseWriter, r *http.Request) error
 	if err := decode(r, &req, func(req wallets.ClientKeyRequest) error { return req.ValidateOptional() }); err != nil {
 		return err
 	}
-	out, err := h.svc.ChallengeCredential(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+	out, err := h.svc.ChallengeCredential(r.Context(), principal(r).Tenant, incoming(r), r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}

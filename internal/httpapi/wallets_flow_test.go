@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/internal/passkey/passkeytest"
 	"github.com/paymentsd/paymentsd/internal/signedretry"
 	"github.com/paymentsd/paymentsd/internal/wallets"
 )
@@ -14,8 +15,9 @@ import (
 // implements it: an EMAIL_OTP credential verified through HPKE, a session,
 // a funded wallet, a quote executed with a stamp, a second credential that
 // revokes the first, a delegated key created and revoked, the session
-// refreshed and revoked, the wallet exported and its key decrypted. (OAUTH
-// and PASSKEY credentials are not implemented.)
+// refreshed and revoked, a passkey and an OAuth credential added (real
+// WebAuthn ceremony, sandbox OIDC issuer) with the passkey revoked by the
+// OAuth credential's session, the wallet exported and its key decrypted.
 func TestWallets_DoneWhenFlow(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		e.qtWebhook(t)
@@ -48,6 +50,26 @@ func TestWallets_DoneWhenFlow(t *testing.T) {
 		// The first credential's session ended with it.
 		expect(t, c.do("DELETE", "/auth/sessions/"+sess["id"].(string), nil), http.StatusNotFound, "SESSION_NOT_FOUND")
 
+		// 3b. A passkey (WebAuthn registration and assertion) and an OAuth
+		// credential (sandbox issuer's ID token); the OAuth credential's
+		// session revokes the passkey (R-EWA-13: not the passkey itself),
+		// whose session ends with it.
+		e.wlPasskeyRP(t)
+		auth := passkeytest.New(passkeyRP, passkeyOrigin)
+		pk := c.addPasskey(auth, smsKey)
+		pkKey, _ := wallets.NewKey()
+		r = c.passkeyLogin(pk, auth, wallets.CompressedHex(&pkKey.PublicKey))
+		expect(t, r, http.StatusOK, "")
+		pkSession := r.JSON(t)["id"].(string)
+		r = c.signed("POST", "/auth/credentials", cobj{"type": "OAUTH", "accountId": c.accountID,
+			"oidcToken": c.idToken("jane-google", oauthAud, "", nil)}, pkKey)
+		expect(t, r, http.StatusCreated, "")
+		oauthKey, _ := wallets.NewKey()
+		expect(t, c.oauthLogin(r.JSON(t), "jane-google", wallets.CompressedHex(&oauthKey.PublicKey)), http.StatusOK, "")
+		expect(t, c.signed("DELETE", "/auth/credentials/"+pk["id"].(string), nil, pkKey), http.StatusUnauthorized, "WALLET_SIGNATURE_INVALID")
+		expect(t, c.signed("DELETE", "/auth/credentials/"+pk["id"].(string), nil, oauthKey), http.StatusNoContent, "")
+		expect(t, c.do("DELETE", "/auth/sessions/"+pkSession, nil), http.StatusNotFound, "SESSION_NOT_FOUND")
+
 		// 4. A delegated key, created and revoked.
 		r = c.signed("POST", "/auth/delegated-keys", cobj{"internalAccountId": c.accountID, "nickname": "agent key",
 			"agentId": "Agent:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c"}, smsKey)
@@ -55,8 +77,12 @@ func TestWallets_DoneWhenFlow(t *testing.T) {
 		expect(t, c.do("DELETE", "/auth/delegated-keys/"+r.JSON(t)["id"].(string), nil), http.StatusNoContent, "")
 
 		// 5. Refresh the session, then revoke the new one with its own key.
-		list := c.do("GET", "/auth/sessions?accountId="+c.accountID, nil).JSON(t)["data"].([]any)
-		smsSession := list[0].(map[string]any)["id"].(string)
+		var smsSession string
+		for _, s := range c.do("GET", "/auth/sessions?accountId="+c.accountID, nil).JSON(t)["data"].([]any) {
+			if s.(map[string]any)["type"] == "SMS_OTP" {
+				smsSession = s.(map[string]any)["id"].(string)
+			}
+		}
 		next, _ := wallets.NewKey()
 		r = c.signed("POST", "/auth/sessions/"+smsSession+"/refresh", cobj{"clientPublicKey": wallets.CompressedHex(&next.PublicKey)}, smsKey)
 		expect(t, r, http.StatusOK, "")

@@ -160,7 +160,7 @@ func (p Patch) Validate(env string) error {
 		}
 	}
 	if p.EmbeddedWalletConfig != nil {
-		p.EmbeddedWalletConfig.validate(&f)
+		p.EmbeddedWalletConfig.validate(&f, env)
 	}
 	return f.Err()
 }

@@ -25,6 +25,35 @@ type EmbeddedWalletConfig struct {
 	SendFromEmailSenderName *string `json:"sendFromEmailSenderName,omitempty"`
 	ReplyToEmailAddress     *string `json:"replyToEmailAddress,omitempty"`
 	LogoUrl                 *string `json:"logoUrl,omitempty"`
+	// OAuthIssuers are the OpenID Connect issuers whose ID tokens OAUTH
+	// credentials of this tenant may be created and verified with.
+	OAuthIssuers []OAuthIssuer `json:"oauthIssuers,omitempty"`
+	// PasskeyRpID and PasskeyOrigins are the WebAuthn relying party of
+	// PASSKEY credentials: the RP id (the app's domain) and the origins
+	// its ceremonies run on.
+	PasskeyRpID    *string  `json:"passkeyRpId,omitempty"`
+	PasskeyOrigins []string `json:"passkeyOrigins,omitempty"`
+}
+
+// OAuthIssuer is one accepted OpenID Connect issuer: its issuer identifier
+// (the token's iss, and the base of its discovery document) and the client
+// ids of the platform's apps there (a token's aud must name one).
+type OAuthIssuer struct {
+	Issuer    string   `json:"issuer"`
+	ClientIDs []string `json:"clientIds"`
+}
+
+// MaxOAuthIssuers bounds the issuers a tenant configures.
+const MaxOAuthIssuers = 10
+
+// OAuthIssuer returns the configured issuer iss, if any.
+func (c EmbeddedWalletConfig) OAuthIssuer(iss string) (OAuthIssuer, bool) {
+	for _, i := range c.OAuthIssuers {
+		if i.Issuer == iss {
+			return i, true
+		}
+	}
+	return OAuthIssuer{}, false
 }
 
 // OTP defaults when the configuration leaves them unset.
@@ -74,10 +103,28 @@ type EmbeddedWalletPatch struct {
 	SendFromEmailSenderName jsonx.Optional[string] `json:"sendFromEmailSenderName"`
 	ReplyToEmailAddress     jsonx.Optional[string] `json:"replyToEmailAddress"`
 	LogoUrl                 jsonx.Optional[string] `json:"logoUrl"`
+	// OAuthIssuers replaces the whole list (null or [] clears it).
+	OAuthIssuers   jsonx.Optional[[]OAuthIssuer] `json:"oauthIssuers"`
+	PasskeyRpID    jsonx.Optional[string]        `json:"passkeyRpId"`
+	PasskeyOrigins jsonx.Optional[[]string]      `json:"passkeyOrigins"`
 }
 
-func (p *EmbeddedWalletPatch) validate(f *apierr.Fields) {
+func (p *EmbeddedWalletPatch) validate(f *apierr.Fields, env string) {
 	const pre = embeddedWalletConfigPath
+	validateIssuers(f, p.OAuthIssuers.Ptr(), env)
+	if v := p.PasskeyRpID.Ptr(); v != nil && (len(*v) > 253 || !hostnameRE.MatchString(*v)) {
+		f.Add(pre+"passkeyRpId", apierr.Format, "must be a lowercase domain name such as wallet.example.com")
+	}
+	if v := p.PasskeyOrigins.Ptr(); v != nil {
+		if len(*v) > 10 {
+			f.Add(pre+"passkeyOrigins", apierr.MaxItems, "must list at most 10 origins")
+		}
+		for i, o := range *v {
+			if !isHTTPSOrigin(o) {
+				f.Add(fmt.Sprintf("%spasskeyOrigins[%d]", pre, i), apierr.Format, "must be an https origin such as https://wallet.example.com (no path)")
+			}
+		}
+	}
 	maxLen(f, pre+"appName", p.AppName, 255)
 	maxLen(f, pre+"sendFromEmailSenderName", p.SendFromEmailSenderName, 255)
 	if v := p.OtpLength.Ptr(); v != nil && (*v < MinOtpLength || *v > MaxOtpLength) {
@@ -118,6 +165,19 @@ func (p *EmbeddedWalletPatch) apply(cur *EmbeddedWalletConfig) *EmbeddedWalletCo
 	setOpt(&out.SendFromEmailSenderName, p.SendFromEmailSenderName)
 	setOpt(&out.ReplyToEmailAddress, p.ReplyToEmailAddress)
 	setOpt(&out.LogoUrl, p.LogoUrl)
+	setOpt(&out.PasskeyRpID, p.PasskeyRpID)
+	if p.PasskeyOrigins.Set {
+		out.PasskeyOrigins = nil
+		if v := p.PasskeyOrigins.Ptr(); v != nil {
+			out.PasskeyOrigins = *v
+		}
+	}
+	if p.OAuthIssuers.Set {
+		out.OAuthIssuers = nil
+		if v := p.OAuthIssuers.Ptr(); v != nil {
+			out.OAuthIssuers = *v
+		}
+	}
 	return &out
 }
 
@@ -133,4 +193,35 @@ func EmbeddedWallets(ctx context.Context, q store.Q, t store.Tenant) (*EmbeddedW
 		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
 	}
 	return doc.EmbeddedWalletConfig, nil
+}
+
+// validateIssuers checks an oauthIssuers list: https issuers (http too in
+// sandbox, for a local identity provider), each once, each with 1 to 20
+// client ids of at most 255 characters.
+func validateIssuers(f *apierr.Fields, list *[]OAuthIssuer, env string) {
+	if list == nil {
+		return
+	}
+	const pre = embeddedWalletConfigPath + "oauthIssuers"
+	if len(*list) > MaxOAuthIssuers {
+		f.Add(pre, apierr.MaxItems, "must list at most %d issuers", MaxOAuthIssuers)
+		return
+	}
+	seen := map[string]bool{}
+	for i, is := range *list {
+		at := fmt.Sprintf("%s[%d]", pre, i)
+		checkURL(f, at+".issuer", is.Issuer, env == store.EnvProduction)
+		if seen[is.Issuer] {
+			f.Add(at+".issuer", apierr.Enum, "is listed twice")
+		}
+		seen[is.Issuer] = true
+		if len(is.ClientIDs) == 0 || len(is.ClientIDs) > 20 {
+			f.Add(at+".clientIds", apierr.MaxItems, "must list 1 to 20 client ids (the aud a token must carry)")
+		}
+		for j, c := range is.ClientIDs {
+			if c == "" || len(c) > 255 {
+				f.Add(fmt.Sprintf("%s.clientIds[%d]", at, j), apierr.MaxLength, "must be 1 to 255 characters")
+			}
+		}
+	}
 }

@@ -172,6 +172,39 @@ func Claim(ctx context.Context, tx *store.Tx, t store.Tenant, in Incoming, autho
 	return Claimed{Request: req, Stamp: stamp}, nil
 }
 
+// ClaimProof claims a first step whose proof is not a stamp but a ceremony
+// over its payload (a passkey assertion over the challenge derived from
+// payloadToSign), sent to another endpoint than the first step: Request-Id
+// present (REQUEST_ID_MISSING), the request exists for this token
+// (REQUEST_NOT_FOUND), is not burned or expired; then check decides (the
+// operation is the expected one, the proof verifies).
+func ClaimProof(ctx context.Context, tx *store.Tx, t store.Tenant, in Incoming, check func(req store.SignedRequest) error) (Claimed, error) {
+	if in.RequestID == "" {
+		return Claimed{}, apierr.New("REQUEST_ID_MISSING", "Send the requestId of the challenge in the Request-Id header")
+	}
+	notFound := apierr.NotFound("REQUEST_NOT_FOUND", "Pending challenge "+quoteID(in.RequestID))
+	if !id.Valid(id.Request, in.RequestID) {
+		return Claimed{}, notFound
+	}
+	req, err := tx.LockSignedRequest(ctx, t, in.RequestID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && req.TokenID != in.TokenID) {
+		return Claimed{}, notFound
+	}
+	if err != nil {
+		return Claimed{}, err
+	}
+	switch {
+	case req.Status == StatusCompleted:
+		return Claimed{}, apierr.New(apierr.CodeRequestAlreadyCompleted, "This challenge was already used; request a new one")
+	case !tx.Now().Before(req.ExpiresAt):
+		return Claimed{}, apierr.New(apierr.CodeRequestExpired, "The challenge expired; request a new one")
+	}
+	if err := check(req); err != nil {
+		return Claimed{}, err
+	}
+	return Claimed{Request: req}, nil
+}
+
 // Complete burns a claimed request in the transaction of its effect.
 func Complete(ctx context.Context, tx *store.Tx, c Claimed) error {
 	return tx.FinishSignedRequest(ctx, c.Request.Tenant, c.Request.ID, StatusCompleted, "", tx.Now())

@@ -253,3 +253,11 @@ func (q Q) WalletAuthDigest(ctx context.Context, t Tenant) (string, error) {
 	}
 	return string(b), nil
 }
+
+// UsePasskeyChallenge records a registration challenge as used by the
+// credential; a challenge used before is ErrConflict.
+func (q Q) UsePasskeyChallenge(ctx context.Context, t Tenant, challengeSHA256, credentialID string, at time.Time) error {
+	_, err := q.exec(ctx, `INSERT INTO passkey_registration_challenges (platform_id, env, challenge_sha256, credential_id, used_at)
+		VALUES (?, ?, ?, ?, ?)`, t.PlatformID, t.Env, challengeSHA256, credentialID, toMicros(at))
+	return classify(err)
+}

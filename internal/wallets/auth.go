@@ -62,6 +62,34 @@ func liveCredential(ctx context.Context, q store.Q, t store.Tenant, credID strin
 var errNotSessionKey = apierr.New("WALLET_SIGNATURE_INVALID",
 	"The stamp's key is not the key of an active session of a verified credential on this wallet")
 
+// keyPolicy narrows who may sign an operation (see sessionKey).
+type keyPolicy struct {
+	// ExcludeCredential's sessions may not sign (a credential's own
+	// revocation, R-EWA-13).
+	ExcludeCredential string
+	// OnlySession, when set, is the one session that may sign (refresh).
+	OnlySession string
+}
+
+// gate is the signed-retry gate of every wallet operation, in the
+// operation's transaction. A first step records op and returns its
+// challenge (the caller answers 202 with it; credType is the credential
+// type the answer names, if any). A retry is claimed: the stamp's session
+// and its credential are loaded and checked under the key policy
+// (sessionKey). When err is nil exactly one of the challenge and the claim
+// is set; the caller completes the claim with the operation's effect.
+func gate(ctx context.Context, tx *store.Tx, t store.Tenant, in signedretry.Incoming, op signedretry.Op, credType string, p keyPolicy) (*AuthChallenge, signedretry.Claimed, error) {
+	if !in.Retry() {
+		ch, err := signedretry.Issue(ctx, tx, t, in, op)
+		if err != nil {
+			return nil, signedretry.Claimed{}, err
+		}
+		return &AuthChallenge{Challenge: ch, Type: credType}, signedretry.Claimed{}, nil
+	}
+	claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, p.ExcludeCredential, p.OnlySession))
+	return nil, claimed, err
+}
+
 // sessionKey is the key policy of wallet operations (R-AUTH-12): the stamp's
 // key must be that of an active session, of a live verified credential, on
 // the request's wallet; not of excludeCredential (credential revocation

@@ -50,15 +50,11 @@ func (s *Service) ContactChange(ctx context.Context, tx *store.Tx, t store.Tenan
 		ids[i] = c.ID
 	}
 	in, _ := signedretry.FromContext(ctx)
-	if !in.Retry() {
-		ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: accountID, Operation: OpContactUpdate,
-			Parameters: map[string]string{"type": typ, "value": *value, "credentials": strings.Join(ids, ",")},
-			Params:     contactParams{Credentials: ids}})
-		return &AuthChallenge{Challenge: ch, Type: typ}, err
-	}
-	claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-	if err != nil {
-		return nil, err
+	ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: accountID, Operation: OpContactUpdate,
+		Parameters: map[string]string{"type": typ, "value": *value, "credentials": strings.Join(ids, ",")},
+		Params:     contactParams{Credentials: ids}}, typ, keyPolicy{})
+	if err != nil || ch != nil {
+		return ch, err
 	}
 	var p contactParams
 	if err := signedretry.Params(claimed.Request, &p); err != nil || !slices.Equal(p.Credentials, ids) {

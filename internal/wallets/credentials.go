@@ -49,6 +49,16 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 	if err := req.Validate(); err != nil {
 		return Outcome[AuthMethod]{}, err
 	}
+	var oauth *oauthIdentity
+	if *req.Type == TypeOAuth {
+		// The signed retry repeats the body step 1 checked fresh: the
+		// token's signature and identity are checked again, not its age.
+		id, err := s.oauthToken(ctx, t, *req.OidcToken, !in.Retry())
+		if err != nil {
+			return Outcome[AuthMethod]{}, err
+		}
+		oauth = &id
+	}
 	var out Outcome[AuthMethod]
 	var issued *issuedOTP
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -63,19 +73,15 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 		}
 		var claimed *signedretry.Claimed
 		if anyVerified(creds) {
-			if !in.Retry() {
-				ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpCredentialCreate,
-					Parameters: map[string]string{"type": *req.Type}})
-				out.Challenge = &AuthChallenge{Challenge: ch, Type: *req.Type}
-				return err
-			}
-			c, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-			if err != nil {
+			ch, c, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpCredentialCreate,
+				Parameters: map[string]string{"type": *req.Type}}, *req.Type, keyPolicy{})
+			if err != nil || ch != nil {
+				out.Challenge = ch
 				return err
 			}
 			claimed = &c
 		}
-		cred, otp, err := s.newCredentialTx(ctx, tx, t, a, creds, req)
+		cred, otp, err := s.newCredentialTx(ctx, tx, t, a, creds, req, oauth)
 		if err != nil {
 			return err
 		}
@@ -115,8 +121,9 @@ func customerContact(ctx context.Context, q store.Q, t store.Tenant, customerID 
 	return p, nil
 }
 
-// newCredentialTx checks and stores a credential of req's type.
-func (s *Service) newCredentialTx(ctx context.Context, tx *store.Tx, t store.Tenant, a store.InternalAccount, creds []store.WalletCredential, req CreateCredentialRequest) (AuthMethod, *issuedOTP, error) {
+// newCredentialTx checks and stores a credential of req's type (an OAUTH
+// one bound to the identity of its verified token).
+func (s *Service) newCredentialTx(ctx context.Context, tx *store.Tx, t store.Tenant, a store.InternalAccount, creds []store.WalletCredential, req CreateCredentialRequest, oauth *oauthIdentity) (AuthMethod, *issuedOTP, error) {
 	typ := *req.Type
 	for _, c := range creds {
 		if c.Type == typ && (typ == TypeEmailOTP || typ == TypeSMSOTP) {
@@ -142,6 +149,12 @@ func (s *Service) newCredentialTx(ctx context.Context, tx *store.Tx, t store.Ten
 				"The wallet's customer has no %s; set it with PATCH /customers/{customerId} first", field)
 		}
 		c.Nickname, c.Identity = *value, strings.ToLower(*value)
+	case TypeOAuth:
+		c.Nickname, c.Identity, c.Details = oauth.nickname(), oauth.identity(), mustJSON(oauth)
+	case TypePasskey:
+		if err := registerPasskey(ctx, tx, &c, req); err != nil {
+			return AuthMethod{}, nil, err
+		}
 	default:
 		return AuthMethod{}, nil, apierr.InvalidInput("Unsupported credential type " + typ)
 	}
@@ -176,6 +189,8 @@ func identityTaken(typ string) error {
 		return apierr.New("SMS_OTP_PHONE_NUMBER_ALREADY_EXISTS", "This phone number is already the SMS_OTP credential of a wallet")
 	case TypePasskey:
 		return apierr.New("PASSKEY_CREDENTIAL_ALREADY_EXISTS", "A passkey with this credentialId is already registered")
+	case TypeOAuth:
+		return apierr.Conflict("This identity (the token's iss and sub) is already the OAUTH credential of a wallet")
 	}
 	return apierr.Conflict("This " + typ + " identity is already registered on a wallet")
 }
@@ -197,13 +212,14 @@ func (s *Service) ListCredentials(ctx context.Context, t store.Tenant, accountID
 	return out, nil
 }
 
-// ChallengeCredential issues a new code to an OTP credential (R-EWA-01).
-// OAUTH credentials have no challenge step (R-EWA-02).
-func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, credID string, req ClientKeyRequest) (any, error) {
+// ChallengeCredential issues a new code to an OTP credential (R-EWA-01), or
+// a passkey login challenge bound to clientPublicKey (R-EWA-03). OAUTH
+// credentials have no challenge step (R-EWA-02).
+func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, in signedretry.Incoming, credID string, req ClientKeyRequest) (any, error) {
 	if err := req.ValidateOptional(); err != nil {
 		return nil, err
 	}
-	var out AuthMethod
+	var out any
 	var issued issuedOTP
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		c, err := liveCredential(ctx, tx.Q, t, credID, true)
@@ -213,9 +229,12 @@ func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, credI
 		switch c.Type {
 		case TypeOAuth:
 			return apierr.InvalidInput("OAUTH credentials have no challenge step: verify with a fresh OIDC token")
-		case TypeEmailOTP, TypeSMSOTP:
-		default:
-			return apierr.InvalidInput("Challenge is not available for " + c.Type + " credentials on this server")
+		case TypePasskey:
+			if err := req.ValidateRequired(); err != nil {
+				return err
+			}
+			out, err = passkeyChallenge(ctx, tx, t, in, c, *req.ClientPublicKey)
+			return err
 		}
 		if issued, err = s.issueOTPTx(ctx, tx, &c); err != nil {
 			return err
@@ -223,14 +242,15 @@ func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, credI
 		out = renderCredential(c)
 		return tx.UpdateWalletCredential(ctx, c)
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || issued.bundle == "" {
+		return out, err
 	}
 	if err := s.send(ctx, issued); err != nil {
 		return nil, err
 	}
-	out.OtpEncryptionTargetBundle = issued.bundle
-	return out, nil
+	m := out.(AuthMethod)
+	m.OtpEncryptionTargetBundle = issued.bundle
+	return m, nil
 }
 
 // RevokeCredential revokes a credential and its sessions by signed retry
@@ -251,14 +271,10 @@ func (s *Service) RevokeCredential(ctx context.Context, t store.Tenant, in signe
 		if len(creds) <= 1 {
 			return apierr.InvalidInput("A wallet must keep at least one credential; add another before revoking this one")
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: c.AccountID, Operation: OpCredentialRevoke,
-				Parameters: map[string]string{"credentialId": c.ID}})
-			out.Challenge = &AuthChallenge{Challenge: ch, Type: c.Type}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, c.ID, ""))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: c.AccountID, Operation: OpCredentialRevoke,
+			Parameters: map[string]string{"credentialId": c.ID}}, c.Type, keyPolicy{ExcludeCredential: c.ID})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		now := tx.Now().UTC().Truncate(time.Microsecond)

@@ -115,14 +115,10 @@ func (s *Service) CreateDelegatedKey(ctx context.Context, t store.Tenant, in sig
 		if err := s.bindDelegation(ctx, tx, t, a, req, &row); err != nil {
 			return err
 		}
-		if !in.Retry() {
-			target := map[string]string{"nickname": row.Nickname, "cardId": row.CardID, "agentId": row.AgentID}
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpDelegatedKeyCreate, Parameters: target})
-			out.Challenge = &AuthChallenge{Challenge: ch}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-		if err != nil {
+		target := map[string]string{"nickname": row.Nickname, "cardId": row.CardID, "agentId": row.AgentID}
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpDelegatedKeyCreate, Parameters: target}, "", keyPolicy{})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		k, err := NewKey()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/passkey"
 	"github.com/paymentsd/paymentsd/internal/signedretry"
 )
 
@@ -75,6 +76,13 @@ type Outcome[T any] struct {
 type CreateCredentialRequest struct {
 	Type      *string `json:"type"`
 	AccountID *string `json:"accountId"`
+	// OidcToken is the ID token an OAUTH credential is bound to.
+	OidcToken *string `json:"oidcToken"`
+	// PASSKEY: the user's label, the platform-issued registration
+	// challenge (base64url) and the authenticator's attestation.
+	Nickname    *string              `json:"nickname"`
+	Challenge   *string              `json:"challenge"`
+	Attestation *passkey.Attestation `json:"attestation"`
 }
 
 // Validate checks the request on its own.
@@ -86,12 +94,25 @@ func (r *CreateCredentialRequest) Validate() error {
 	} else if !id.Valid(id.InternalAccount, *r.AccountID) {
 		f.Add("accountId", apierr.Pattern, "must be an internal account id such as InternalAccount:0199a1b2-…")
 	}
+	oidcToken(&f, r.Type, r.OidcToken)
+	passkeyRegistration(&f, r)
 	return f.Err()
 }
 
-// supportedTypes are the credential types this server implements (OAUTH
-// and PASSKEY are not implemented yet).
-var supportedTypes = []string{TypeEmailOTP, TypeSMSOTP}
+// oidcToken checks the oidcToken field: required for OAUTH, refused for
+// other types.
+func oidcToken(f *apierr.Fields, typ, token *string) {
+	isOAuth := typ != nil && *typ == TypeOAuth
+	switch {
+	case isOAuth && (token == nil || *token == ""):
+		f.Add("oidcToken", apierr.Required, "is required for OAUTH: the OIDC ID token from the identity provider")
+	case !isOAuth && token != nil && typ != nil:
+		f.Add("oidcToken", apierr.AdditionalProperties, "applies to OAUTH credentials only")
+	}
+}
+
+// supportedTypes are the credential types this server implements.
+var supportedTypes = []string{TypeEmailOTP, TypeSMSOTP, TypeOAuth, TypePasskey}
 
 func validType(f *apierr.Fields, t *string) {
 	switch {
@@ -106,14 +127,42 @@ func validType(f *apierr.Fields, t *string) {
 type VerifyRequest struct {
 	Type               *string `json:"type"`
 	EncryptedOtpBundle *string `json:"encryptedOtpBundle"`
+	// OAUTH: a fresh ID token and the session key to bind.
+	OidcToken       *string `json:"oidcToken"`
+	ClientPublicKey *string `json:"clientPublicKey"`
+	// PASSKEY: the WebAuthn assertion over the challenge.
+	Assertion *passkey.Assertion `json:"assertion"`
 }
 
-// Validate checks the request on its own.
+// Validate checks the request on its own: each type has its fields, and
+// only its fields.
 func (r *VerifyRequest) Validate() error {
 	var f apierr.Fields
 	validType(&f, r.Type)
-	if r.EncryptedOtpBundle == nil || *r.EncryptedOtpBundle == "" {
-		f.Add("encryptedOtpBundle", apierr.Required, "is required: the HPKE-sealed code and public key")
+	oidcToken(&f, r.Type, r.OidcToken)
+	if r.Type == nil {
+		return f.Err()
+	}
+	switch *r.Type {
+	case TypeOAuth:
+		clientKey(&f, "clientPublicKey", r.ClientPublicKey, true)
+	case TypePasskey:
+		if r.Assertion == nil {
+			f.Add("assertion", apierr.Required, "is required for PASSKEY: the WebAuthn assertion over the challenge")
+		}
+	default:
+		if r.EncryptedOtpBundle == nil || *r.EncryptedOtpBundle == "" {
+			f.Add("encryptedOtpBundle", apierr.Required, "is required: the HPKE-sealed code and public key")
+		}
+	}
+	only := map[string]bool{"encryptedOtpBundle": *r.Type == TypeEmailOTP || *r.Type == TypeSMSOTP,
+		"clientPublicKey": *r.Type == TypeOAuth, "assertion": *r.Type == TypePasskey}
+	given := map[string]bool{"encryptedOtpBundle": r.EncryptedOtpBundle != nil, "clientPublicKey": r.ClientPublicKey != nil,
+		"assertion": r.Assertion != nil}
+	for _, name := range []string{"encryptedOtpBundle", "clientPublicKey", "assertion"} {
+		if given[name] && !only[name] {
+			f.Add(name, apierr.AdditionalProperties, "does not apply to %s verification", *r.Type)
+		}
 	}
 	return f.Err()
 }

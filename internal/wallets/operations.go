@@ -68,14 +68,10 @@ func (s *Service) SetPrivacy(ctx context.Context, t store.Tenant, in signedretry
 		if *req.PrivateEnabled {
 			on = "true"
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpPrivacyUpdate,
-				Parameters: map[string]string{"privateEnabled": on}})
-			out.Challenge = &AuthChallenge{Challenge: ch}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpPrivacyUpdate,
+			Parameters: map[string]string{"privateEnabled": on}}, "", keyPolicy{})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		if _, err := tx.SetInternalAccountPrivate(ctx, t, a.ID, *req.PrivateEnabled, tx.Now().UTC().Truncate(time.Microsecond)); err != nil {
@@ -115,14 +111,10 @@ func (s *Service) Export(ctx context.Context, t store.Tenant, in signedretry.Inc
 		if err != nil {
 			return err
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpExport,
-				Parameters: map[string]string{"clientPublicKey": strings.ToLower(*req.ClientPublicKey)}})
-			out.Challenge = &AuthChallenge{Challenge: ch}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: a.ID, Operation: OpExport,
+			Parameters: map[string]string{"clientPublicKey": strings.ToLower(*req.ClientPublicKey)}}, "", keyPolicy{})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		sealed, err := s.sealExport(ctx, tx.Q, t, a.ID, *req.ClientPublicKey)

@@ -28,7 +28,9 @@ type Service struct {
 	// Delegation checks the card or agent of a delegated key and reacts to
 	// revocations (the cards and agents capabilities plug in here).
 	Delegation Delegation
-	Log        *slog.Logger
+	// OIDC verifies the ID tokens of OAUTH credentials.
+	OIDC *OIDC
+	Log  *slog.Logger
 }
 
 // New returns a service over db that seals secrets with sealer.
@@ -36,5 +38,5 @@ func New(db *store.DB, sealer Sealer, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Service{DB: db, Sealer: sealer, Log: log}
+	return &Service{DB: db, Sealer: sealer, OIDC: &OIDC{}, Log: log}
 }

@@ -75,6 +75,12 @@ func (s *Service) VerifyCredential(ctx context.Context, t store.Tenant, in signe
 	if err := req.Validate(); err != nil {
 		return Outcome[AuthSession]{}, err
 	}
+	switch *req.Type {
+	case TypeOAuth:
+		return s.verifyOAuth(ctx, t, credID, req)
+	case TypePasskey:
+		return s.verifyPasskey(ctx, t, in, credID, req)
+	}
 	var out Outcome[AuthSession]
 	var refusal error
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -84,9 +90,7 @@ func (s *Service) VerifyCredential(ctx context.Context, t store.Tenant, in signe
 			return err
 		}
 		if c.Type != *req.Type {
-			var f apierr.Fields
-			f.Add("type", apierr.Enum, "must be the credential's type, %s", c.Type)
-			return f.Err()
+			return typeMismatch(c.Type)
 		}
 		if in.Retry() {
 			return s.completeOTPLogin(ctx, tx, t, in, &c, &out)
@@ -196,14 +200,10 @@ func (s *Service) RevokeSession(ctx context.Context, t store.Tenant, in signedre
 		if err != nil {
 			return err
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRevoke,
-				Parameters: map[string]string{"sessionId": sess.ID}})
-			out.Challenge = &AuthChallenge{Challenge: ch, Type: c.Type}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", ""))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRevoke,
+			Parameters: map[string]string{"sessionId": sess.ID}}, c.Type, keyPolicy{})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		if _, err := tx.RevokeWalletSessions(ctx, t, sess.AccountID, "", sess.ID, tx.Now()); err != nil {
@@ -228,14 +228,10 @@ func (s *Service) RefreshSession(ctx context.Context, t store.Tenant, in signedr
 		if err != nil {
 			return err
 		}
-		if !in.Retry() {
-			ch, err := signedretry.Issue(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRefresh,
-				Parameters: map[string]string{"sessionId": sess.ID, "clientPublicKey": strings.ToLower(*req.ClientPublicKey)}})
-			out.Challenge = &AuthChallenge{Challenge: ch, Type: c.Type}
-			return err
-		}
-		claimed, err := signedretry.Claim(ctx, tx, t, in, sessionKey(ctx, tx, t, "", sess.ID))
-		if err != nil {
+		ch, claimed, err := gate(ctx, tx, t, in, signedretry.Op{AccountID: sess.AccountID, Operation: OpSessionRefresh,
+			Parameters: map[string]string{"sessionId": sess.ID, "clientPublicKey": strings.ToLower(*req.ClientPublicKey)}}, c.Type, keyPolicy{OnlySession: sess.ID})
+		if err != nil || ch != nil {
+			out.Challenge = ch
 			return err
 		}
 		if _, err := tx.RevokeWalletSessions(ctx, t, sess.AccountID, "", sess.ID, tx.Now()); err != nil {
@@ -247,4 +243,11 @@ func (s *Service) RefreshSession(ctx context.Context, t store.Tenant, in signedr
 		return signedretry.Complete(ctx, tx, claimed)
 	})
 	return out, err
+}
+
+// typeMismatch refuses a verify whose type is not the credential's.
+func typeMismatch(credType string) error {
+	var f apierr.Fields
+	f.Add("type", apierr.Enum, "must be the credential's type, %s", credType)
+	return f.Err()
 }
