@@ -130,10 +130,10 @@ func TestCards_FreezeUnfreezeClose_R_CARD_12_R_CARD_15_R_CARD_17(t *testing.T) {
 		if c["status"] != "CLOSED" || c["statusReason"] != "CLOSED_BY_PLATFORM" || c["fundingSource"] != nil { // R-CARD-15
 			t.Fatalf("R-CARD-15: %v", c)
 		}
-		expect(t, e.cdPatch(id, cobj{"status": "ACTIVE"}), http.StatusConflict, "CARD_NOT_MUTABLE")      // R-CARD-16
-		expect(t, e.cdPatch(id, cobj{"status": "CLOSED"}), http.StatusConflict, "CARD_ALREADY_CLOSED")   // R-CARD-17
-		expect(t, e.cdPatch(id, cobj{"maxSpendPerDay": 100}), http.StatusConflict, "CARD_NOT_MUTABLE")   // R-CARD-18
-		expect(t, e.cdPatch(id, cobj{"fundingSource": usd}), http.StatusConflict, "CARD_NOT_MUTABLE")    // R-CARD-18
+		expect(t, e.cdPatch(id, cobj{"status": "ACTIVE"}), http.StatusConflict, "CARD_NOT_MUTABLE")    // R-CARD-16
+		expect(t, e.cdPatch(id, cobj{"status": "CLOSED"}), http.StatusConflict, "CARD_ALREADY_CLOSED") // R-CARD-17
+		expect(t, e.cdPatch(id, cobj{"maxSpendPerDay": 100}), http.StatusConflict, "CARD_NOT_MUTABLE") // R-CARD-18
+		expect(t, e.cdPatch(id, cobj{"fundingSource": usd}), http.StatusConflict, "CARD_NOT_MUTABLE")  // R-CARD-18
 		if got := e.cdStatusEvents(t, id); !slices.Equal(got, []string{"ACTIVE", "FROZEN", "ACTIVE", "CLOSED"}) {
 			t.Fatalf("R-CARD-09: events %v", got)
 		}
