@@ -3,6 +3,7 @@ package cards
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
@@ -89,7 +90,7 @@ func (s *Service) ReturnReversal(ctx context.Context, t store.Tenant, cardID str
 		if err != nil {
 			return err
 		}
-		rev := ledger.TransferSpec{Kind: ledger.KindReversal, ReversesID: ret.row.LedgerTransferID}
+		rev := ledger.TransferSpec{Kind: ledger.KindReversal, ReversesID: ret.row.LedgerTransferID, Reference: ret.row.ID}
 		if _, err := s.ledger().Apply(ctx, tx, c.Tenant, []ledger.TransferSpec{rev}); errors.Is(err, ledger.ErrInsufficientFunds) {
 			return insufficient("the reversed return")
 		} else if err != nil {
@@ -154,4 +155,16 @@ func (s *Service) expire(ctx context.Context, a store.OpenCardAuthorization) err
 		}
 		return s.release(ctx, tx, c, &ct, 0)
 	})
+}
+
+// CardSettlement is accounts.Service.CardSettlement: whether the account had
+// card activity before end, and whether authorizations made before end are
+// still open (R-STMT-09 for cards).
+func (s *Service) CardSettlement(ctx context.Context, q store.Q, t store.Tenant, accountID string, end time.Time) (bool, bool, error) {
+	activity, err := q.HadCardActivity(ctx, t, accountID, end)
+	if err != nil || !activity {
+		return false, false, err
+	}
+	open, err := q.HasOpenCardAuthorizations(ctx, t, accountID, end)
+	return true, open, err
 }

@@ -40,7 +40,7 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, c store.Card, ct *car
 	dir, held := ct.row.Direction, ct.d.HeldAmount
 	posted := min(amount, held)
 	post := ledger.TransferSpec{ID: id.New(ledger.TransferIDPrefix), Kind: ledger.KindPost, HoldID: ct.row.HoldID,
-		Postings: l.postings(dir, posted), ToSuspense: dir == transactions.Credit}
+		Postings: l.postings(dir, posted), Reference: ct.row.ID, ToSuspense: dir == transactions.Credit}
 	specs := []ledger.TransferSpec{post}
 	rest := ""
 	if !final && held > posted {
@@ -90,7 +90,7 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, c store.Card, ct *car
 // SETTLED.
 func (s *Service) release(ctx context.Context, tx *store.Tx, c store.Card, ct *cardTx, amount int64) error {
 	held := ct.d.HeldAmount
-	void := ledger.TransferSpec{Kind: ledger.KindVoid, HoldID: ct.row.HoldID}
+	void := ledger.TransferSpec{Kind: ledger.KindVoid, HoldID: ct.row.HoldID, Reference: ct.row.ID}
 	if amount == 0 || amount >= held {
 		if _, err := s.ledger().Apply(ctx, tx, c.Tenant, []ledger.TransferSpec{void}); err != nil {
 			return err
@@ -116,7 +116,7 @@ func (s *Service) rehold(ctx context.Context, tx *store.Tx, c store.Card, ct *ca
 	}
 	next := id.New(ledger.TransferIDPrefix)
 	_, err = s.ledger().Apply(ctx, tx, c.Tenant, []ledger.TransferSpec{
-		{Kind: ledger.KindVoid, HoldID: ct.row.HoldID},
+		{Kind: ledger.KindVoid, HoldID: ct.row.HoldID, Reference: ct.row.ID},
 		{ID: next, Kind: ledger.KindHold, Postings: l.postings(ct.row.Direction, amount), Reference: ct.row.ID,
 			ToSuspense: ct.row.Direction == transactions.Credit},
 	})

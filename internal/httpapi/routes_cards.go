@@ -35,6 +35,7 @@ func (s *Server) RunCardWork(ctx context.Context) { s.CardService().Run(ctx) }
 func (s *Server) cardRoutes() {
 	svc := s.CardService()
 	s.walletService().Delegation = cards.Delegation{S: svc}
+	s.accountService().CardSettlement = svc.CardSettlement
 	h := &cardHandlers{s: s, svc: svc}
 	s.handle(route{pattern: "POST /cards", need: auth.NeedWrite, idempotent: true, requireIdem: true, h: h.issue})
 	s.handle(route{pattern: "GET /cards", need: auth.NeedView,

@@ -345,3 +345,16 @@ func (q Q) CardDaySpend(ctx context.Context, t Tenant, cardID, day string) (amou
 		WHERE platform_id = ? AND env = ? AND card_id = ? AND day = ?`, t.PlatformID, t.Env, cardID, day).Scan(&amount, &count)
 	return amount, count, classify(err)
 }
+
+// HadCardActivity reports whether the account had a card transaction that
+// moved or held money (not DECLINED) created before the instant.
+func (q Q) HadCardActivity(ctx context.Context, t Tenant, accountID string, before time.Time) (bool, error) {
+	var one int
+	err := q.queryRow(ctx, `SELECT 1 FROM transactions WHERE platform_id = ? AND env = ? AND account_id = ?
+		AND transaction_type = 'CARD' AND status <> 'DECLINED' AND created_at < ? LIMIT 1`,
+		t.PlatformID, t.Env, accountID, toMicros(before)).Scan(&one)
+	if errors.Is(classify(err), ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, classify(err)
+}
