@@ -31,6 +31,7 @@ func TestCards_DelegatedKeys_R_CARD_08_R_CARD_14_R_CARD_22_R_CARD_23(t *testing.
 			r := c.signed("POST", "/auth/delegated-keys", cobj{"internalAccountId": c.accountID, "nickname": "card key", "cardId": card}, session)
 			expect(t, r, http.StatusCreated, "")
 			k := r.JSON(t)
+			// R-CONV-03: the card key's funding source is a CardFundingSource: id.
 			if fs, _ := k["fundingSourceId"].(string); len(fs) < len("CardFundingSource:") || fs[:len("CardFundingSource:")] != "CardFundingSource:" {
 				t.Fatalf("key fundingSourceId %v", k["fundingSourceId"])
 			}

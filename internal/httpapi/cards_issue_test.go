@@ -22,7 +22,7 @@ func TestCards_IssueAndProvision_R_CARD_01_R_CARD_05_R_CARD_06(t *testing.T) {
 		cdNoPAN(t, r.Body) // R-CARD-28
 		c := r.JSON(t)
 		id := c["id"].(string)
-		if !strings.HasPrefix(id, "Card:") || c["status"] != "PROCESSING" { // R-CARD-01, R-CARD-05
+		if !strings.HasPrefix(id, "Card:") || c["status"] != "PROCESSING" { // R-CARD-01, R-CARD-05, R-CONV-02
 			t.Fatalf("issued %v %v", id, c["status"])
 		}
 		active := e.cdWait(t, id, "ACTIVE") // R-CARD-06

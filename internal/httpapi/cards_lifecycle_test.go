@@ -56,7 +56,7 @@ func TestCards_TransitionTable_EveryRow_R_CARD_21(t *testing.T) {
 						want = "CARD_ALREADY_CLOSED"
 					}
 				}
-				expect(t, e.cdPatch(card, cobj{"status": to}), http.StatusConflict, want)
+				expect(t, e.cdPatch(card, cobj{"status": to}), http.StatusConflict, want) // R-ERR-15: 409
 				if got := e.cdGet(t, card)["status"]; got != from {
 					t.Fatalf("refused %s -> %s changed the card to %v", from, to, got)
 				}
@@ -115,7 +115,7 @@ func TestCards_FreezeUnfreezeClose_R_CARD_12_R_CARD_15_R_CARD_17(t *testing.T) {
 		cust, usd := e.cdSetup(t)
 		id := e.cdActive(t, cust, usd)["id"].(string)
 		r := e.cdPatch(id, cobj{"status": "FROZEN"})
-		expect(t, r, http.StatusOK, "") // R-CARD-37: 200, no signed retry
+		expect(t, r, http.StatusOK, "") // R-CARD-37, R-AUTH-18: 200 with platform credentials, no signed retry
 		if r.JSON(t)["status"] != "FROZEN" {
 			t.Fatalf("R-CARD-11: %v", r.JSON(t)["status"])
 		}

@@ -162,7 +162,7 @@ func TestCards_AdvicePartialCloseCredit(t *testing.T) {
 	})
 }
 
-// R-STMT-09 for cards: a window of an account with card activity is 409
+// R-STMT-09, R-STMT-13 for cards: a window of an account with card activity is 409
 // NOT_YET_AVAILABLE while an authorization made before its end is open;
 // once cleared, the card's posting is a balance change linked to its card
 // transaction. A DECLINED authorization is no balance change.
@@ -197,6 +197,7 @@ func TestCards_Statements_R_STMT_09(t *testing.T) {
 		expect(t, r, http.StatusOK, "")
 		m := r.JSON(t)
 		rows := m["data"].([]any)
+		// R-STMT-13: the declined authorization has no row: funding and clearing only.
 		if m["closingBalance"] != 8_800.0 || len(rows) != 2 || rows[1].(map[string]any)["transactionId"] != a {
 			t.Fatalf("card row: %v", m)
 		}

@@ -15,7 +15,7 @@ func TestCards_AuthorizeAndClear_R_CARD_52_R_CARD_53(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		_, usd, card := e.cdFunded(t, 10_000)
 		x := e.cdAuth(t, card, 2_500)
-		if x["status"] != "AUTHORIZED" || x["type"] != "CARD" || x["direction"] != "DEBIT" {
+		if x["status"] != "AUTHORIZED" || x["type"] != "CARD" || x["direction"] != "DEBIT" { // R-TXN-06
 			t.Fatalf("authorization %v %v %v", x["status"], x["type"], x["direction"])
 		}
 		b := e.cdBalance(t, usd)
@@ -40,14 +40,14 @@ func TestCards_AuthorizeAndClear_R_CARD_52_R_CARD_53(t *testing.T) {
 		if cur := got["settledAmount"].(map[string]any)["currency"].(map[string]any); cur["code"] != "USD" || cur["decimals"] == nil {
 			t.Fatalf("R-CARD-52: currency metadata %v", cur)
 		}
-		list := e.acTransactions(t, "cardId="+card)
+		list := e.acTransactions(t, "cardId="+card) // R-TXN-03
 		if len(list) != 1 || list[0]["id"] != id {
 			t.Fatalf("cardId filter: %d rows", len(list))
 		}
 		if n := len(e.acTransactions(t, "type=CARD")); n != 1 {
 			t.Fatalf("type=CARD: %d", n)
 		}
-		expect(t, e.do("GET", "/transactions?type=CARD&status=SETTLED", nil), http.StatusBadRequest, "INVALID_INPUT")
+		expect(t, e.do("GET", "/transactions?type=CARD&status=SETTLED", nil), http.StatusBadRequest, "INVALID_INPUT") // R-TXN-04
 		// R-CARD-53: one event per transition, each the full record.
 		types, data := e.cdTxEvents(t, id)
 		if !slices.Equal(types, []string{"CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.SETTLED"}) {
