@@ -40,15 +40,23 @@ func TestCards_TxMoves_EveryRow_R_CARD_53(t *testing.T) {
 				},
 			},
 			cards.TxAuthorized: {
-				cards.EvResized:       func() string { id := auth(card, 100); e.cdOn(t, card, "authorization_advice", id, "amount", 150); return id },
+				cards.EvResized: func() string {
+					id := auth(card, 100)
+					e.cdOn(t, card, "authorization_advice", id, "amount", 150)
+					return id
+				},
 				cards.EvClearedPart:   func() string { return partly(card, 1_000) },
 				cards.EvClearedFinal:  func() string { id := auth(card, 100); e.cdOn(t, card, "clearing", id, "amount", 90); return id },
 				cards.EvClearingShort: func() string { id := auth(poor, 300); e.cdOn(t, poor, "clearing", id, "amount", 5_000); return id },
 				cards.EvReleased:      func() string { id := auth(card, 100); e.cdOn(t, card, "reversal", id); return id },
 			},
 			cards.TxPartiallySettled: {
-				cards.EvResized:       func() string { id := partly(card, 1_000); e.cdOn(t, card, "reversal", id, "amount", 100); return id },
-				cards.EvClearedPart:   func() string { id := partly(card, 1_000); e.cdOn(t, card, "clearing", id, "amount", 100, "final", false); return id },
+				cards.EvResized: func() string { id := partly(card, 1_000); e.cdOn(t, card, "reversal", id, "amount", 100); return id },
+				cards.EvClearedPart: func() string {
+					id := partly(card, 1_000)
+					e.cdOn(t, card, "clearing", id, "amount", 100, "final", false)
+					return id
+				},
 				cards.EvClearedFinal:  func() string { id := partly(card, 1_000); e.cdOn(t, card, "clearing", id, "amount", 800); return id },
 				cards.EvClearingShort: func() string { id := partly(poor, 500); e.cdOn(t, poor, "clearing", id, "amount", 5_000); return id },
 				cards.EvReleased:      func() string { id := partly(card, 1_000); e.cdOn(t, card, "reversal", id); return id },
