@@ -251,6 +251,11 @@ func render(row store.InternalAccount, b store.LedgerBalance) (InternalAccount, 
 		private := row.PrivateEnabled
 		out.PrivateEnabled = &private
 	}
+	if CardPrograms != nil && row.CustomerID != "" {
+		if c, ok := CardPrograms(row.Type, row.Currency); ok {
+			out.CardCapabilities = c
+		}
+	}
 	return out, nil
 }
 

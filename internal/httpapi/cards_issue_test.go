@@ -48,6 +48,11 @@ func TestCards_IssueAndProvision_R_CARD_01_R_CARD_05_R_CARD_06(t *testing.T) {
 				t.Fatalf("capability %s = %v", k, v)
 			}
 		}
+		// R-CARD-27: the funding account reports its program's capabilities.
+		if caps := e.acAccount(t, cust, "USD")["cardCapabilities"].(map[string]any); caps["supportsSpendLimits"] != true ||
+			caps["supports3dSecurePassword"] != false {
+			t.Fatalf("R-CARD-27: account capabilities %v", caps)
+		}
 		for _, path := range []string{"/cards/" + id, "/cards", "/cards?customerId=" + cust} {
 			cdNoPAN(t, e.do("GET", path, nil).Body) // R-CARD-28
 		}
