@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/paymentsd/paymentsd/internal/cards"
@@ -176,5 +177,35 @@ func TestCards_ProductionIssuerRefuses(t *testing.T) {
 		r := e.cdIssue(cobj{"customerId": "Customer:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c",
 			"fundingSource": "InternalAccount:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c"}, withCreds(e.production))
 		expect(t, r, http.StatusNotImplemented, "NOT_IMPLEMENTED")
+	})
+}
+
+// R-CARD-04 under concurrency: of many concurrent issues at the cap's edge,
+// exactly as many succeed as the cap allows.
+func TestCards_LiveCardMaximumConcurrent_R_CARD_04(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		cust, usd := e.cdSetup(t)
+		e.srv.CardService().MaxLiveCards = 3
+		const n = 8
+		codes := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				codes <- e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}).Status
+			})
+		}
+		wg.Wait()
+		close(codes)
+		created := 0
+		for c := range codes {
+			if c == http.StatusCreated {
+				created++
+			} else if c != http.StatusConflict {
+				t.Fatalf("status %d", c)
+			}
+		}
+		if created != 3 || e.do("GET", "/cards", nil).JSON(t)["totalCount"] != float64(3) {
+			t.Fatalf("R-CARD-04: %d issued under a cap of 3", created)
+		}
 	})
 }
