@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/internal/cards"
 )
@@ -206,6 +207,32 @@ func TestCards_LiveCardMaximumConcurrent_R_CARD_04(t *testing.T) {
 		}
 		if created != 3 || e.do("GET", "/cards", nil).JSON(t)["totalCount"] != float64(3) {
 			t.Fatalf("R-CARD-04: %d issued under a cap of 3", created)
+		}
+	})
+}
+
+// Issuance is durable: a card issued while no runner works stays
+// PROCESSING with its due time in the database; a runner started later (a
+// restarted node: a new service over the same store) provisions it.
+func TestCards_IssuanceSurvivesRestart_R_CARD_06(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		cust, usd := e.cdSetup(t)
+		e.driveByHand() // the node's runner is gone, as if the process died
+		id := e.cdCard(t, cust, usd)["id"].(string)
+		time.Sleep(100 * time.Millisecond)
+		if s := e.cdGet(t, id)["status"]; s != "PROCESSING" {
+			t.Fatalf("provisioned without a runner: %v", s)
+		}
+		next := cards.New(e.db, nil) // the restarted node's service
+		next.Issuer = cards.EnvIssuers{Sandbox: cards.SandboxIssuer{Latency: time.Millisecond}, Production: cards.ProductionIssuer{}}
+		if n, err := next.RunDue(context.Background()); err != nil || n != 1 {
+			t.Fatalf("RunDue %d %v", n, err)
+		}
+		if s := e.cdGet(t, id)["status"]; s != "ACTIVE" { // R-CARD-06
+			t.Fatalf("after restart: %v", s)
+		}
+		if n, _ := next.RunDue(context.Background()); n != 0 {
+			t.Fatalf("provisioned twice: %d", n)
 		}
 	})
 }
