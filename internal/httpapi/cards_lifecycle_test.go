@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/paymentsd/paymentsd/internal/cards"
@@ -195,6 +196,13 @@ func TestCards_PatchBadInput_R_CARD_19_R_CARD_20_R_CARD_31(t *testing.T) {
 		}
 		// R-CARD-35: a USDB wallet funds a USD card.
 		expect(t, e.cdPatch(id, cobj{"fundingSource": wallet}), http.StatusOK, "")
+		// A static 3-D Secure password on a program that takes one: handed to
+		// the issuer, never returned.
+		r = e.cdPatch(eurCard, cobj{"threeDSecurePassword": "correct horse"})
+		expect(t, r, http.StatusOK, "")
+		if strings.Contains(string(r.Body), "correct horse") {
+			t.Fatal("the 3-D Secure password came back")
+		}
 		// R-CARD-33: the flag present, the limit is taken.
 		expect(t, e.cdPatch(id, cobj{"maxTransactionsPerDay": 3}), http.StatusOK, "")
 		// Tenancy: the production token does not see the sandbox card.
