@@ -191,6 +191,8 @@ type Transaction struct {
 	SettledAt    *time.Time `json:"settledAt,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	UpdatedAt    time.Time  `json:"updatedAt"`
+	// CARD transactions only: the card fields, at the top level.
+	*CardFields
 }
 
 // New describes a transaction to record.
@@ -229,6 +231,10 @@ type New struct {
 	PendingReason string
 	// ScaExemption is the SCA exemption the payout went under (package sca).
 	ScaExemption string
+
+	// Card transactions (package cards).
+	CardID      string
+	CardDetails json.RawMessage
 }
 
 // Record stores a transaction inside the caller's database transaction and
@@ -271,6 +277,7 @@ func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 		CounterpartyInformation: nilIfEmpty(n.CounterpartyInformation), FailureReason: n.FailureReason, HoldID: n.HoldID,
 		PendingReason: n.PendingReason,
 		ScaExemption:  n.ScaExemption,
+		CardID:        n.CardID, CardDetails: nilIfEmpty(n.CardDetails),
 	}, nil
 }
 
@@ -346,6 +353,11 @@ func Render(row store.Transaction) (Transaction, error) {
 		out.PaymentInstructions = json.RawMessage("[]")
 		if len(row.PaymentInstructions) > 0 {
 			out.PaymentInstructions = json.RawMessage(row.PaymentInstructions)
+		}
+	}
+	if row.Type == TypeCard && len(row.CardDetails) > 0 {
+		if err := renderCard(&out, row.CardDetails, row.SentCurrency); err != nil {
+			return Transaction{}, err
 		}
 	}
 	// Included for every status but CREATED (R-TXN-15).

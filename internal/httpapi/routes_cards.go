@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/cards"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+func init() { routeGroups = append(routeGroups, (*Server).cardRoutes) }
+
+// cardServices holds each server's cards service, so the wallet service
+// (delegated keys), the background work and package carddata reach the
+// same one.
+var cardServices sync.Map // *Server → *cards.Service
+
+// CardService returns the server's cards service, creating it on first use.
+func (s *Server) CardService() *cards.Service {
+	if svc, ok := cardServices.Load(s); ok {
+		return svc.(*cards.Service)
+	}
+	svc, _ := cardServices.LoadOrStore(s, cards.New(s.db, s.log))
+	return svc.(*cards.Service)
+}
+
+// RunCardWork provisions issued cards with the issuer and expires card
+// authorizations in the background until ctx ends. Every node may run it.
+func (s *Server) RunCardWork(ctx context.Context) { s.CardService().Run(ctx) }
+
+// cardRoutes: issuing and lifecycle (R-CARD-01..37, R-IDEM-03, R-IDEM-04).
+func (s *Server) cardRoutes() {
+	svc := s.CardService()
+	s.walletService().Delegation = cards.Delegation{S: svc}
+	s.accountService().CardSettlement = svc.CardSettlement
+	h := &cardHandlers{s: s, svc: svc}
+	s.handle(route{pattern: "POST /cards", need: auth.NeedWrite, idempotent: true, requireIdem: true, h: h.issue})
+	s.handle(route{pattern: "GET /cards", need: auth.NeedView,
+		query: listQuery("customerId", "cardholderId", "accountId", "status", "platformCardId"), h: h.list})
+	s.handle(route{pattern: "GET /cards/{id}", need: auth.NeedView, h: h.get})
+	s.handle(route{pattern: "PATCH /cards/{id}", need: auth.NeedWrite, h: h.update})
+
+	// The sandbox card network (R-SBX): each message is decided and applied
+	// at once; the answer is 202 with the network's token and the card
+	// transaction as the message left it.
+	authz := func(kind string) handlerFunc {
+		return simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
+			return svc.Authorize(r.Context(), principal(r).Tenant, r.PathValue("id"), kind, req)
+		})
+	}
+	onTx := func(fn func(context.Context, store.Tenant, string, cards.SimOnTransaction) (cards.SimResult, error)) handlerFunc {
+		return simulate(func(r *http.Request, req cards.SimOnTransaction) (cards.SimResult, error) {
+			return fn(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+		})
+	}
+	sim := func(op string, h handlerFunc) {
+		s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/" + op, need: auth.NeedMoney, sandboxOnly: true, idempotent: true, h: h})
+	}
+	sim("authorization", authz(cards.KindAuthorization))
+	sim("financial_authorization", authz(cards.KindFinancial))
+	sim("credit_authorization", authz(cards.KindCredit))
+	sim("credit_authorization_advice", authz(cards.KindCredit))
+	sim("financial_credit_authorization", authz(cards.KindFinancialCredit))
+	sim("balance_inquiry", simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
+		return svc.BalanceInquiry(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+	}))
+	sim("authorization_advice", onTx(svc.Advise))
+	sim("clearing", onTx(svc.Clear))
+	sim("reversal", onTx(svc.Reverse))
+	sim("return", onTx(svc.Return))
+	sim("return_reversal", onTx(svc.ReturnReversal))
+}
+
+// simulate decodes a simulation body and answers 202 with its result.
+func simulate[T any](fn func(r *http.Request, req T) (cards.SimResult, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req T
+		if err := decode(r, &req, nil); err != nil {
+			return err
+		}
+		out, err := fn(r, req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusAccepted, out)
+		return nil
+	}
+}
+
+type cardHandlers struct {
+	s   *Server
+	svc *cards.Service
+}
+
+func (h *cardHandlers) issue(w http.ResponseWriter, r *http.Request) error {
+	var req cards.IssueRequest
+	if err := decode(r, &req, func(req cards.IssueRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	created(r)
+	c, err := h.svc.Issue(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (h *cardHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	filter := store.CardFilter{CustomerID: first(q, "customerId"), AccountID: first(q, "accountId"),
+		Status: queryEnum(&f, q, "status", cards.Statuses), PlatformCardID: first(q, "platformCardId")}
+	if holder := first(q, "cardholderId"); holder != "" {
+		if filter.CustomerID != "" && filter.CustomerID != holder {
+			f.Add("cardholderId", apierr.AdditionalProperties, "give the cardholder as customerId or cardholderId, not both")
+		}
+		filter.CustomerID = holder
+	}
+	return writeListPage(w, r, h.s.cursors, &f, "cards", func(after string, limit int) ([]cards.Card, int, error) {
+		return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+	}, func(c cards.Card) string { return c.ID })
+}
+
+func (h *cardHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.svc.Get(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (h *cardHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	var req cards.UpdateRequest
+	if err := decode(r, &req, func(req cards.UpdateRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	c, err := h.svc.Update(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
