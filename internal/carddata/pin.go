@@ -180,3 +180,21 @@ func (s *Service) Unblock(ctx context.Context, t store.Tenant, cardID string) (P
 	})
 	return out, err
 }
+
+// CardPINStatus is a card's pinStatus and pinUnblockAvailableAt as the card
+// resource shows them (the cards service's render hook): "" without a PIN,
+// else OK or BLOCKED; the time only while an unblock is not available (the
+// last one was less than seven days before q's clock).
+func CardPINStatus(ctx context.Context, q store.Q, t store.Tenant, cardID string) (string, *time.Time, error) {
+	p, err := q.GetCardPIN(ctx, t, cardID, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if at := fromRow(p).UnblockAvailableAt(q.Now()); !at.IsZero() {
+		return p.Status, &at, nil
+	}
+	return p.Status, nil, nil
+}

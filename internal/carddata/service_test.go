@@ -130,6 +130,14 @@ func TestService_PINLifecycle_R_CARD_41_45_46_47(t *testing.T) {
 			t.Fatalf("the existing PIN after unblock: %v %v", ok, err)
 		}
 		first := *clock
+		// What the card resource shows as pinStatus and pinUnblockAvailableAt.
+		if st, at, err := carddata.CardPINStatus(ctx, db.Read(), tenant, c.ID); err != nil || st != "OK" || at == nil ||
+			!at.Equal(first.Add(carddata.UnblockWindow)) {
+			t.Fatalf("card PIN status %q %v %v", st, at, err)
+		}
+		if st, at, err := carddata.CardPINStatus(ctx, db.Read(), tenant, "Card:none"); err != nil || st != "" || at != nil {
+			t.Fatalf("card without PIN: %q %v %v", st, at, err)
+		}
 		*clock = clock.Add(6 * 24 * time.Hour)
 		_, err = s.Unblock(ctx, tenant, c.ID)
 		var soon *carddata.UnblockTooSoonError
