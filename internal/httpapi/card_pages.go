@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -114,6 +115,9 @@ func (h *cardDataHandlers) pinPage(w http.ResponseWriter, r *http.Request) error
 		SubmitToken: submit, Action: cardPINPage, Origin: claims.Origin})
 }
 
+// pinSubmitMaxBody bounds the PIN page's submission.
+const pinSubmitMaxBody = 8 << 10
+
 type pinSubmitRequest struct {
 	SubmitToken  string                `json:"submitToken"`
 	EncryptedPin *carddata.PINEnvelope `json:"encryptedPin"`
@@ -122,6 +126,16 @@ type pinSubmitRequest struct {
 // pinSubmit takes the PIN page's one submission (R-CARD-45 through the
 // hosted page).
 func (h *cardDataHandlers) pinSubmit(w http.ResponseWriter, r *http.Request) error {
+	// A public route: its body is read here, bounded.
+	body, err := readBody(w, r, pinSubmitMaxBody, false)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return apierr.Newf(apierr.CodePayloadTooLarge, "Request body exceeds %d bytes", pinSubmitMaxBody)
+	case err != nil:
+		return apierr.InvalidInput("Could not read the request body")
+	}
+	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
 	var req pinSubmitRequest
 	if err := decodeChecked(r, &req, func(req pinSubmitRequest) error {
 		return requireEnvelope(setPINRequest{EncryptedPin: req.EncryptedPin})
