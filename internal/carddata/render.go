@@ -32,7 +32,7 @@ var pages = template.Must(template.New("pages").Parse(`
 <link rel="stylesheet" href="{{.AssetBase}}/pages.css"></head>
 <body><main id="pin-entry" data-card="{{.CardID}}" data-key="{{.TransportKey}}" data-submit="{{.SubmitToken}}"
  data-action="{{.Action}}" data-origin="{{.Origin}}">
-<form id="pin-form" autocomplete="off">
+<form id="pin-form" method="post" autocomplete="off">
 <label>New PIN <input name="pin" id="pin" type="password" inputmode="numeric" minlength="4" maxlength="12" required></label>
 <label>Repeat PIN <input name="confirm" id="confirm" type="password" inputmode="numeric" minlength="4" maxlength="12" required></label>
 <button name="submit" id="submit" type="submit">Set PIN</button>

@@ -236,5 +236,11 @@ func TestCardData_Tokenize_R_CARD_48(t *testing.T) {
 			http.StatusBadRequest, "INVALID_INPUT")
 		expect(t, e.cdPatch(id, cobj{"status": "FROZEN"}), http.StatusOK, "")
 		expect(t, e.do("POST", "/cards/"+id+"/tokenize", body), http.StatusConflict, "CONFLICT")
+		// A EUR card: its program has supportsDigitalWalletTokenization false.
+		eur := e.cdActive(t, cust, e.acAccount(t, cust, "EUR")["id"].(string))
+		if eur["cardCapabilities"].(map[string]any)["supportsDigitalWalletTokenization"] != false {
+			t.Fatalf("EUR card capabilities %v", eur["cardCapabilities"])
+		}
+		expect(t, e.do("POST", "/cards/"+eur["id"].(string)+"/tokenize", body), http.StatusBadRequest, "INVALID_INPUT")
 	})
 }

@@ -103,8 +103,9 @@ func TestCardPages_RevealInBrowser_R_CARD_42(t *testing.T) {
 		if res := httpGet(t, srv.URL+"/card-pages/reveal?t=forged.token"); res.StatusCode != http.StatusNotFound {
 			t.Fatalf("forged link: %d", res.StatusCode)
 		}
-		if logs := e.logs.String(); strings.Contains(logs, pan) || strings.Contains(logs, link) {
-			t.Fatal("the logs carry the card number or the reveal link")
+		token := link[strings.Index(link, "t=")+2:]
+		if logs := e.logs.String(); strings.Contains(logs, pan) || strings.Contains(logs, token) {
+			t.Fatal("the logs carry the card number or the reveal link's token")
 		}
 	})
 }
