@@ -151,6 +151,9 @@ func (h *cardDataHandlers) pinSubmit(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	if sd.Status == "CLOSED" {
+		return apierr.New("CARD_NOT_MUTABLE", "The card is closed: its PIN cannot be set")
+	}
 	st, err := h.data.SubmitPIN(r.Context(), claims, carddata.Card{Tenant: t, ID: claims.CardID, PAN: sd.PAN,
 		ExpMonth: sd.ExpiryMonth, ExpYear: sd.ExpiryYear}, *req.EncryptedPin)
 	if errors.Is(err, carddata.ErrTokenUsed) {
