@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/carddata"
+	"github.com/paymentsd/paymentsd/internal/cards"
 )
 
 // cdataSeal encrypts a PIN for a card as a client does: to the key of
@@ -242,5 +243,30 @@ func TestCardData_Tokenize_R_CARD_48(t *testing.T) {
 			t.Fatalf("EUR card capabilities %v", eur["cardCapabilities"])
 		}
 		expect(t, e.do("POST", "/cards/"+eur["id"].(string)+"/tokenize", body), http.StatusBadRequest, "INVALID_INPUT")
+	})
+}
+
+// R-CARD-42: reveal is available only when cardCapabilities.supportsPanReveal
+// is true. Every program this service has supports it, so the test takes it
+// away from the USD program for the duration (the node's background work is
+// stopped first: nothing else reads the programs meanwhile).
+func TestCardData_RevealNeedsCapability_R_CARD_42(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		cust, acct := e.cdSetup(t)
+		id := e.cdActive(t, cust, acct)["id"].(string)
+		e.driveByHand()
+		saved := cards.Programs["USD"]
+		t.Cleanup(func() { cards.Programs["USD"] = saved })
+		without := saved
+		without.Capabilities.SupportsPanReveal = false
+		cards.Programs["USD"] = without
+		if c := e.cdGet(t, id); c["cardCapabilities"].(map[string]any)["supportsPanReveal"] != false {
+			t.Fatalf("capabilities %v", c["cardCapabilities"])
+		}
+		r := e.do("POST", "/cards/"+id+"/reveal", nil)
+		expect(t, r, http.StatusBadRequest, "INVALID_INPUT")
+		cdNoPAN(t, r.Body)
+		cards.Programs["USD"] = saved
+		expect(t, e.do("POST", "/cards/"+id+"/reveal", nil), http.StatusOK, "")
 	})
 }
