@@ -133,7 +133,9 @@ func (r UpdateRequest) Validate() error {
 	return f.Err()
 }
 
-func agentNotFound(agentID string) error { return apierr.NotFound("NOT_FOUND", "Agent "+short(agentID)) }
+func agentNotFound(agentID string) error {
+	return apierr.NotFound("NOT_FOUND", "Agent "+short(agentID))
+}
 
 // short keeps a client-sent id printable and short in a reason.
 func short(s string) string {
