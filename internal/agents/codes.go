@@ -202,12 +202,10 @@ func codeNotFound() error {
 }
 
 // lookupCode finds a code by its keyed hash, comparing in constant time.
-func (s *Service) lookupCode(ctx context.Context, q store.Q, raw string, lock bool) (store.AgentDeviceCode, string, error) {
+// The key is read before any transaction (a first use creates it in its
+// own).
+func lookupCode(ctx context.Context, q store.Q, key []byte, raw string, lock bool) (store.AgentDeviceCode, string, error) {
 	code, _ := normalizeCode(raw)
-	key, err := s.codeKey(ctx)
-	if err != nil {
-		return store.AgentDeviceCode{}, "", err
-	}
 	h := hashCode(key, code)
 	row, err := q.AgentDeviceCodeByHash(ctx, h, lock)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare([]byte(row.CodeHash), []byte(h)) != 1) {
@@ -225,7 +223,11 @@ func (s *Service) CodeStatus(ctx context.Context, t store.Tenant, caller string,
 	if err := s.guess(caller); err != nil {
 		return CodeStatus{}, err
 	}
-	row, code, err := s.lookupCode(ctx, s.DB.Read(), *req.Code, false)
+	key, err := s.codeKey(ctx)
+	if err != nil {
+		return CodeStatus{}, err
+	}
+	row, code, err := lookupCode(ctx, s.DB.Read(), key, *req.Code, false)
 	if err != nil {
 		return CodeStatus{}, err
 	}
@@ -245,10 +247,14 @@ func (s *Service) Redeem(ctx context.Context, caller string, req CodeRequest) (R
 	if err := s.guess(caller); err != nil {
 		return Redeemed{}, err
 	}
+	key, err := s.codeKey(ctx)
+	if err != nil {
+		return Redeemed{}, err
+	}
 	token := TokenPrefix + randomHex(32)
 	var out Redeemed
-	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		row, _, err := s.lookupCode(ctx, tx.Q, *req.Code, true)
+	err = s.DB.InTx(ctx, func(tx *store.Tx) error {
+		row, _, err := lookupCode(ctx, tx.Q, key, *req.Code, true)
 		if err != nil {
 			return err
 		}
