@@ -71,8 +71,9 @@ func TestWallets_DoneWhenFlow(t *testing.T) {
 		expect(t, c.do("DELETE", "/auth/sessions/"+pkSession, nil), http.StatusNotFound, "SESSION_NOT_FOUND")
 
 		// 4. A delegated key, created and revoked.
+		agent, _ := e.agCreate(t, owner, agPolicy(5000, 20_000, 1_000_000, agAllPerms...))
 		r = c.signed("POST", "/auth/delegated-keys", cobj{"internalAccountId": c.accountID, "nickname": "agent key",
-			"agentId": "Agent:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c"}, smsKey)
+			"agentId": agent["id"]}, smsKey)
 		expect(t, r, http.StatusCreated, "")
 		expect(t, c.do("DELETE", "/auth/delegated-keys/"+r.JSON(t)["id"].(string), nil), http.StatusNoContent, "")
 

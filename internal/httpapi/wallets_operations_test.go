@@ -108,7 +108,10 @@ func TestWallets_DelegatedKeys(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		c, _, _, key := e.wlLoggedIn(t)
 		card := e.cdFixtureCard(t, e.wlOwner(t, c), c.accountID, "ACTIVE") // a card the wallet funds
-		agent := "Agent:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c"
+		// An agent key is checked against the agent (agents capability):
+		// it must be an agent of the wallet's customer (R-EWA-22).
+		created, _ := e.agCreate(t, e.wlOwner(t, c), agPolicy(5000, 20_000, 1_000_000, agAllPerms...))
+		agent := created["id"].(string)
 		base := cobj{"internalAccountId": c.accountID, "nickname": "Card payments key", "cardId": card}
 		for name, bad := range map[string]cobj{
 			"no account":  cwith(base, "internalAccountId", nil),             // R-EWA-19
