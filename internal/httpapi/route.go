@@ -133,16 +133,8 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		}
 		return rt.h(w, r)
 	}
-	clientID, secret, ok := r.BasicAuth()
-	if !ok {
-		w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
-		return apierr.Unauthorized()
-	}
-	p, err := s.tokens.Authenticate(r.Context(), clientID, secret)
+	p, err := s.authenticate(w, r)
 	if err != nil {
-		if _, isAPI := apierr.From(err); isAPI {
-			w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
-		}
 		return err
 	}
 	if note, ok := r.Context().Value(tenantNoteKey{}).(*tenantNote); ok {
@@ -193,6 +185,27 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		return s.idempotent(rt, w, r)
 	}
 	return rt.h(w, r)
+}
+
+// authenticate resolves the caller: the principal of an in-process call
+// (Call), else the request's Basic credentials.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (auth.Principal, error) {
+	if p, ok := inProcessPrincipal(r); ok {
+		return p, nil
+	}
+	clientID, secret, ok := r.BasicAuth()
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
+		return auth.Principal{}, apierr.Unauthorized()
+	}
+	p, err := s.tokens.Authenticate(r.Context(), clientID, secret)
+	if err != nil {
+		if _, isAPI := apierr.From(err); isAPI {
+			w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
+		}
+		return auth.Principal{}, err
+	}
+	return p, nil
 }
 
 // readBody reads up to limit bytes of the body. A longer body is a
