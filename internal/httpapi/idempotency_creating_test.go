@@ -44,6 +44,13 @@ var postActions = map[string]string{
 	"POST /auth/sessions/{id}/refresh":      "signed retry: its Request-Id runs it once",
 	"POST /internal-accounts/{id}/export":   "signed retry: its Request-Id runs it once",
 	"POST /auth/delegated-keys":             "signed retry: its Request-Id runs it once",
+	// Card data: a stored response would keep a bearer secret or a
+	// provisioning payload, which must never be stored.
+	"POST /cards/{id}/reveal":                     "mints a single-use link, a bearer secret that must not be stored for a replay",
+	"POST /cards/{id}/tokenize":                   "the provisioning payload must never be stored; each call makes a new one",
+	"POST /cards/{id}/set-pin":                    "replaces the PIN's verification value; a repeat sets the same PIN again",
+	"POST /cards/{id}/pin/unblock":                "a transition of the existing PIN, allowed once per rolling seven days",
+	"POST /sandbox/cards/{id}/simulate/pin_entry": "a PIN entry at a terminal: each one counts",
 }
 
 // Issue 16, item 10: every POST that creates something honours

@@ -58,6 +58,7 @@ func (n *Node) Start(ctx context.Context) (wait func()) {
 	go s.RunCustomerJobs(ctx)                            // bulk customer imports, removal of unreferenced document files
 	go s.RunQuoteExpiry(ctx, n.opts.QuoteExpiryInterval) // PENDING quotes past expiresAt become EXPIRED
 	go s.RunPaymentDocumentWork(ctx)                     // removal of attached, expired and abandoned payment-document files
+	go s.RunCardWork(ctx)                                // card issuance with the issuer, authorization expiry
 	railOpts := n.opts.Rails
 	if railOpts.Log == nil {
 		railOpts.Log = n.log

@@ -84,6 +84,9 @@ type Delegation interface {
 	// CheckAgent checks that the wallet belongs to the agent's customer
 	// (R-EWA-22).
 	CheckAgent(ctx context.Context, tx *store.Tx, t store.Tenant, agentID string, wallet store.InternalAccount) error
+	// Delegated runs in the transaction that creates a key: cards waiting
+	// for delegation on its funding source become ACTIVE (R-CARD-23).
+	Delegated(ctx context.Context, tx *store.Tx, key store.DelegatedKey) error
 	// Revoked runs in the transaction that revokes a key: cards using it
 	// move to PENDING_AUTH (R-EWA-30).
 	Revoked(ctx context.Context, tx *store.Tx, key store.DelegatedKey) error
@@ -136,6 +139,11 @@ func (s *Service) CreateDelegatedKey(ctx context.Context, t store.Tenant, in sig
 		row.PublicKey, row.CreatedAt, row.UpdatedAt = CompressedHex(&k.PublicKey), now, now
 		if err := tx.InsertDelegatedKey(ctx, row); err != nil {
 			return err
+		}
+		if s.Delegation != nil {
+			if err := s.Delegation.Delegated(ctx, tx, row); err != nil {
+				return err
+			}
 		}
 		out.Result = renderDelegated(row)
 		return signedretry.Complete(ctx, tx, claimed)

@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/cards"
+	"github.com/paymentsd/paymentsd/internal/store"
+)
+
+func init() { routeGroups = append(routeGroups, (*Server).cardRoutes) }
+
+// cardServices holds each server's cards service, so the wallet service
+// (delegated keys), the background work and package carddata reach the
+// same one.
+var cardServices sync.Map // *Server → *cards.Service
+
+// CardService returns the server's cards service, creating it on first use.
+func (s *Server) CardService() *cards.Service {
+	if svc, ok := cardServices.Load(s); ok {
+		return svc.(*cards.Service)
+	}
+	svc, _ := cardServices.LoadOrStore(s, cards.New(s.db, s.log))
+	return svc.(*cards.Service)
+}
+
+// RunCardWork provisions issued cards with the issuer and expires card
+// authorizations in the background until ctx ends. Every node may run it.
+func (s *Server) RunCardWork(ctx context.Context) { s.CardService().Run(ctx) }
+
+// cardRoutes: issuing and lifecycle (R-CARD-01..37, R-IDEM-03, R-IDEM-04).
+func (s *Server) cardRoutes() {
+	svc := s.CardService()
+	s.walletService().Delegation = cards.Delegation{S: svc}
+	h := &cardHandlers{s: s, svc: svc}
+	s.handle(route{pattern: "POST /cards", need: auth.NeedWrite, idempotent: true, requireIdem: true, h: h.issue})
+	s.handle(route{pattern: "GET /cards", need: auth.NeedView,
+		query: listQuery("customerId", "cardholderId", "accountId", "status", "platformCardId"), h: h.list})
+	s.handle(route{pattern: "GET /cards/{id}", need: auth.NeedView, h: h.get})
+	s.handle(route{pattern: "PATCH /cards/{id}", need: auth.NeedWrite, h: h.update})
+}
+
+type cardHandlers struct {
+	s   *Server
+	svc *cards.Service
+}
+
+func (h *cardHandlers) issue(w http.ResponseWriter, r *http.Request) error {
+	var req cards.IssueRequest
+	if err := decode(r, &req, func(req cards.IssueRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	created(r)
+	c, err := h.svc.Issue(r.Context(), principal(r).Tenant, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (h *cardHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	filter := store.CardFilter{CustomerID: first(q, "customerId"), AccountID: first(q, "accountId"),
+		Status: queryEnum(&f, q, "status", cards.Statuses), PlatformCardID: first(q, "platformCardId")}
+	if holder := first(q, "cardholderId"); holder != "" {
+		if filter.CustomerID != "" && filter.CustomerID != holder {
+			f.Add("cardholderId", apierr.AdditionalProperties, "give the cardholder as customerId or cardholderId, not both")
+		}
+		filter.CustomerID = holder
+	}
+	return writeListPage(w, r, h.s.cursors, &f, "cards", func(after string, limit int) ([]cards.Card, int, error) {
+		return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
+	}, func(c cards.Card) string { return c.ID })
+}
+
+func (h *cardHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.svc.Get(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (h *cardHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	var req cards.UpdateRequest
+	if err := decode(r, &req, func(req cards.UpdateRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	c, err := h.svc.Update(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
