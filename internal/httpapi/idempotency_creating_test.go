@@ -51,6 +51,18 @@ var postActions = map[string]string{
 	"POST /cards/{id}/set-pin":                    "replaces the PIN's verification value; a repeat sets the same PIN again",
 	"POST /cards/{id}/pin/unblock":                "a transition of the existing PIN, allowed once per rolling seven days",
 	"POST /sandbox/cards/{id}/simulate/pin_entry": "a PIN entry at a terminal: each one counts",
+	// Agents (issue 22). Idempotency records are kept per tenant, which an
+	// agent shares with its platform: an agent's key could replay a
+	// platform's response, so agent routes take none and are safe to repeat
+	// by their own rules.
+	"POST /agents/{agentId}/device-codes":               "regenerates: the latest code counts, and its secret is never stored for a replay",
+	"POST /agents/device-codes/status":                  "a read (the code travels in the body, not the URL)",
+	"POST /agents/device-codes/redeem":                  "single use by its own rule: a second redeem of a code returns no token (R-AGENT-09)",
+	"POST /agents/{agentId}/actions/{actionId}/approve": "a transition of an existing action: only PENDING_APPROVAL can be decided (R-AGENT-20)",
+	"POST /agents/{agentId}/actions/{actionId}/reject":  "a transition of an existing action: only PENDING_APPROVAL can be decided (R-AGENT-20)",
+	"POST /agents/me/quotes":                            "agent credential (see above); a repeated quote moves no money and expires unexecuted",
+	"POST /agents/me/quotes/{quoteId}/execute":          "agent credential (see above); a quote has one action: a repeat is 409 and never executes twice",
+	"POST /agents/me/external-accounts":                 "agent credential (see above); the same account twice is 409 DUPLICATE_EXTERNAL_ACCOUNT",
 }
 
 // Issue 16, item 10: every POST that creates something honours

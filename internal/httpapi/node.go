@@ -55,10 +55,11 @@ func (n *Node) Start(ctx context.Context) (wait func()) {
 	s := n.API
 	go s.RunMaintenance(ctx)
 	go s.RunExternalAccountWork(ctx)
-	go s.RunCustomerJobs(ctx)                            // bulk customer imports, removal of unreferenced document files
-	go s.RunQuoteExpiry(ctx, n.opts.QuoteExpiryInterval) // PENDING quotes past expiresAt become EXPIRED
-	go s.RunPaymentDocumentWork(ctx)                     // removal of attached, expired and abandoned payment-document files
-	go s.RunCardWork(ctx)                                // card issuance with the issuer, authorization expiry
+	go s.RunCustomerJobs(ctx)                                  // bulk customer imports, removal of unreferenced document files
+	go s.RunQuoteExpiry(ctx, n.opts.QuoteExpiryInterval)       // PENDING quotes past expiresAt become EXPIRED
+	go s.RunPaymentDocumentWork(ctx)                           // removal of attached, expired and abandoned payment-document files
+	go s.RunAgentActionExpiry(ctx, n.opts.QuoteExpiryInterval) // agent actions waiting past their expiry fail
+	go s.RunCardWork(ctx)                                      // card issuance with the issuer, authorization expiry
 	railOpts := n.opts.Rails
 	if railOpts.Log == nil {
 		railOpts.Log = n.log

@@ -61,6 +61,15 @@ type route struct {
 	// anyQuery: pages people open from links (which trackers decorate)
 	// ignore parameters they do not read instead.
 	anyQuery bool
+	// agent: the caller is an agent with `Authorization: Bearer` (R-AUTH-07),
+	// never platform credentials; agentNeeds is the policy permission the
+	// route needs ("" for none). Platform routes never accept a bearer
+	// token, and agent routes never accept Basic credentials.
+	agent      bool
+	agentNeeds string
+	// open: under the version prefix but without credentials (POST
+	// /agents/device-codes/redeem, R-AUTH-09).
+	open bool
 }
 
 // badText: not UTF-8, or holding a NUL, which PostgreSQL text cannot store.
@@ -133,25 +142,18 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		}
 		return rt.h(w, r)
 	}
-	p, err := s.authenticate(w, r)
+	var ctx context.Context
+	var err error
+	switch {
+	case rt.agent:
+		ctx, err = s.authenticateAgent(w, r, rt)
+	case rt.open:
+		ctx = r.Context()
+	default:
+		ctx, err = s.authenticatePlatform(w, r, rt)
+	}
 	if err != nil {
 		return err
-	}
-	if note, ok := r.Context().Value(tenantNoteKey{}).(*tenantNote); ok {
-		note.principal = &p
-	}
-	if s.limiter != nil {
-		if ok, wait := s.limiter.Allow(p.TokenID); !ok {
-			secs := int((wait + time.Second - 1) / time.Second)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			return apierr.Newf(apierr.CodeRateLimited, "Too many requests for this token; retry after %d s", secs)
-		}
-	}
-	if rt.sandboxOnly && !p.Sandbox() {
-		return apierr.Forbidden("Sandbox endpoints answer only to sandbox tokens")
-	}
-	if !p.Allows(rt.need) {
-		return apierr.Forbidden(forbiddenReason(rt.need))
 	}
 	// A malformed Idempotency-Key is refused wherever it is sent, so a client
 	// never mistakes an ignored key for protection (R-IDEM-01).
@@ -161,7 +163,6 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	if err := checkQuery(r, rt); err != nil {
 		return err
 	}
-	ctx := auth.WithPrincipal(r.Context(), p)
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
 		limit := rt.maxBody
 		if limit == 0 {
@@ -187,9 +188,28 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	return rt.h(w, r)
 }
 
-// authenticate resolves the caller: the principal of an in-process call
-// (Call), else the request's Basic credentials.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (auth.Principal, error) {
+// authenticatePlatform checks HTTP Basic platform credentials, the token's
+// rate, the sandbox restriction and the route's permission need.
+func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt route) (context.Context, error) {
+	p, err := s.platformPrincipal(w, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.admit(w, r, p); err != nil {
+		return nil, err
+	}
+	if rt.sandboxOnly && !p.Sandbox() {
+		return nil, apierr.Forbidden("Sandbox endpoints answer only to sandbox tokens")
+	}
+	if !p.Allows(rt.need) {
+		return nil, apierr.Forbidden(forbiddenReason(rt.need))
+	}
+	return auth.WithPrincipal(r.Context(), p), nil
+}
+
+// platformPrincipal resolves platform credentials: the principal of an
+// in-process call (Call), else the request's Basic credentials.
+func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request) (auth.Principal, error) {
 	if p, ok := inProcessPrincipal(r); ok {
 		return p, nil
 	}
@@ -206,6 +226,21 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (auth.Prin
 		return auth.Principal{}, err
 	}
 	return p, nil
+}
+
+// admit notes the caller for the access log and applies its request rate.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	if note, ok := r.Context().Value(tenantNoteKey{}).(*tenantNote); ok {
+		note.principal = &p
+	}
+	if s.limiter != nil {
+		if ok, wait := s.limiter.Allow(p.TokenID); !ok {
+			secs := int((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			return apierr.Newf(apierr.CodeRateLimited, "Too many requests for this token; retry after %d s", secs)
+		}
+	}
+	return nil
 }
 
 // readBody reads up to limit bytes of the body. A longer body is a

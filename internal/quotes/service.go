@@ -693,42 +693,55 @@ func (s *Service) Execute(ctx context.Context, t store.Tenant, quoteID string) (
 // execution's transaction, so an unsigned or wrongly signed execution moves
 // nothing).
 func (s *Service) ExecuteSigned(ctx context.Context, t store.Tenant, quoteID, walletStamp string) (Quote, error) {
+	return s.ExecuteWith(ctx, t, quoteID, ExecHooks{Stamp: walletStamp})
+}
+
+// ExecHooks let a caller execute a quote on its own terms (package agents).
+type ExecHooks struct {
+	// Stamp is the Service-Wallet-Signature header of the request.
+	Stamp string
+	// SignWallet, when set, makes the stamp over an EMBEDDED_WALLET quote's
+	// payloadToSign inside the execution's transaction (an agent's
+	// delegated key) instead of taking Stamp; the stamp is then verified by
+	// VerifyWallet.
+	SignWallet func(ctx context.Context, tx *store.Tx, t store.Tenant, accountID, payload string) (string, error)
+	// VerifyWallet replaces WalletStamp for a stamp SignWallet made.
+	VerifyWallet func(ctx context.Context, tx *store.Tx, t store.Tenant, accountID, stamp, payload string) error
+	// Before runs in the execution's transaction once the quote is locked
+	// and found executable, before any money moves; an error rolls the
+	// whole execution back.
+	Before func(ctx context.Context, tx *store.Tx, q Quote, customerID string) error
+	// After runs in the same transaction once the money moved.
+	After func(ctx context.Context, tx *store.Tx, q Quote) error
+}
+
+// ExecuteWith executes a PENDING quote with the caller's hooks.
+func (s *Service) ExecuteWith(ctx context.Context, t store.Tenant, quoteID string, h ExecHooks) (Quote, error) {
 	if err := s.expireIfDue(ctx, t, quoteID); err != nil {
 		return Quote{}, err
 	}
 	var out Quote
 	err := s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
-		row, err := tx.GetQuote(ctx, t, quoteID, true)
-		if errors.Is(err, store.ErrNotFound) {
-			return quoteNotFound(quoteID)
-		}
+		row, d, err := s.executableQuote(ctx, tx, t, quoteID)
 		if err != nil {
 			return err
 		}
-		d, err := decodeDoc(row)
-		if err != nil {
+		if err := s.checkWallet(ctx, tx, t, d, h); err != nil {
 			return err
 		}
-		if row.Status == StatusExpired || (row.Status == StatusPending && !tx.Now().Before(row.ExpiresAt)) {
-			return apierr.Newf("QUOTE_EXPIRED", "Quote %s expired at %s; create a new quote", row.ID, row.ExpiresAt.Format(time.RFC3339))
-		}
-		if row.Status != StatusPending {
-			return apierr.Conflict(fmt.Sprintf("Quote %s is %s: it was already executed", row.ID, row.Status))
-		}
-		if d.Plan.Funding == FundInstructions {
-			return apierr.InvalidInput("Quote " + row.ID + " is funded through its paymentInstructions and cannot be executed: it proceeds when the funds arrive")
-		}
-		if d.Plan.WalletPayload != "" {
-			if s.WalletStamp == nil {
-				return apierr.InvalidInput("Quote " + row.ID + " is from an embedded wallet, which this server cannot verify signatures for")
-			}
-			if err := s.WalletStamp(ctx, tx, t, d.Plan.SourceInternalID, walletStamp, d.Plan.WalletPayload); err != nil {
+		if h.Before != nil {
+			if err := h.Before(ctx, tx, d.Quote, row.CustomerID); err != nil {
 				return err
 			}
 		}
 		if out, err = s.executeTx(ctx, tx, t, &row, &d, nil); err != nil {
 			return err
+		}
+		if h.After != nil {
+			if err := h.After(ctx, tx, out); err != nil {
+				return err
+			}
 		}
 		return idempotency.Record(ctx, tx, out)
 	})
@@ -736,6 +749,50 @@ func (s *Service) ExecuteSigned(ctx context.Context, t store.Tenant, quoteID, wa
 		return Quote{}, err
 	}
 	return out, nil
+}
+
+// executableQuote locks a quote and checks that it may execute now.
+func (s *Service) executableQuote(ctx context.Context, tx *store.Tx, t store.Tenant, quoteID string) (store.Quote, document, error) {
+	row, err := tx.GetQuote(ctx, t, quoteID, true)
+	if errors.Is(err, store.ErrNotFound) {
+		return row, document{}, quoteNotFound(quoteID)
+	}
+	if err != nil {
+		return row, document{}, err
+	}
+	d, err := decodeDoc(row)
+	if err != nil {
+		return row, d, err
+	}
+	if row.Status == StatusExpired || (row.Status == StatusPending && !tx.Now().Before(row.ExpiresAt)) {
+		return row, d, apierr.Newf("QUOTE_EXPIRED", "Quote %s expired at %s; create a new quote", row.ID, row.ExpiresAt.Format(time.RFC3339))
+	}
+	if row.Status != StatusPending {
+		return row, d, apierr.Conflict(fmt.Sprintf("Quote %s is %s: it was already executed", row.ID, row.Status))
+	}
+	if d.Plan.Funding == FundInstructions {
+		return row, d, apierr.InvalidInput("Quote " + row.ID + " is funded through its paymentInstructions and cannot be executed: it proceeds when the funds arrive")
+	}
+	return row, d, nil
+}
+
+// checkWallet verifies the stamp an EMBEDDED_WALLET source needs.
+func (s *Service) checkWallet(ctx context.Context, tx *store.Tx, t store.Tenant, d document, h ExecHooks) error {
+	if d.Plan.WalletPayload == "" {
+		return nil
+	}
+	verify, stamp := s.WalletStamp, h.Stamp
+	if h.SignWallet != nil {
+		var err error
+		if stamp, err = h.SignWallet(ctx, tx, t, d.Plan.SourceInternalID, d.Plan.WalletPayload); err != nil {
+			return err
+		}
+		verify = h.VerifyWallet
+	}
+	if verify == nil {
+		return apierr.InvalidInput("Quote " + d.Quote.ID + " is from an embedded wallet, which this server cannot verify signatures for")
+	}
+	return verify(ctx, tx, t, d.Plan.SourceInternalID, stamp, d.Plan.WalletPayload)
 }
 
 // ExecuteFunded executes a payment-instruction-funded quote inside the
@@ -799,4 +856,18 @@ func (s *Service) Available(ctx context.Context, t store.Tenant, accountID strin
 		return 0, err
 	}
 	return b.Available, nil
+}
+
+// Read returns a quote as stored, through q (a transaction's view when
+// there is one), without expiring it.
+func (s *Service) Read(ctx context.Context, q store.Q, t store.Tenant, quoteID string) (Quote, string, error) {
+	row, err := q.GetQuote(ctx, t, quoteID, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return Quote{}, "", quoteNotFound(quoteID)
+	}
+	if err != nil {
+		return Quote{}, "", err
+	}
+	d, err := decodeDoc(row)
+	return d.Quote, row.CustomerID, err
 }

@@ -1,0 +1,5 @@
+package id
+
+// Prefix of agent actions (R-CONV-02); Agent itself is in wallets_refs.go,
+// where delegated keys first needed it.
+const AgentAction = "AgentAction"
