@@ -99,7 +99,8 @@ func TestTemplatesParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"signin", "error", "home", "customers", "customer", "accounts", "account",
-		"transactions", "transaction", "events", "event", "webhooks", "tokens", "token_created", "config", "sandbox"} {
+		"transactions", "transaction", "events", "event", "webhooks", "tokens", "token_created", "config", "sandbox",
+		"cards", "card", "agents", "approvals"} {
 		if p.sets[name] == nil {
 			t.Errorf("no page %s", name)
 		}

@@ -129,6 +129,10 @@ func (h *Handler) customer(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
+	if data["cards"], err = h.list(r, s, "/cards", url.Values{"customerId": {cid}, "limit": {"50"}}); err != nil {
+		h.apiFailed(w, r, s, err)
+		return
+	}
 	if data["documents"], err = h.list(r, s, "/documents", url.Values{"documentHolder": {cid}, "limit": {"50"}}); err != nil {
 		h.apiFailed(w, r, s, err)
 		return

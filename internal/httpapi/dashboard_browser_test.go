@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -15,41 +14,23 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/paymentsd/paymentsd/internal/browsertest"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
 // The dashboard in a real headless browser (Debian's chromium, driven with
 // chromedp): what an operator does, click by click. CI installs chromium
-// (.ci/run); elsewhere the test is skipped when chromium is missing.
+// (.ci/run); elsewhere the test is skipped when chromium is missing
+// (internal/browsertest).
 //
 // DASHBOARD_SCREENSHOTS=dir writes screenshots of the main pages there
 // (docs/dashboard holds the published ones).
-
-func chromiumPath(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed; .ci/run installs it")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium)")
-	return ""
-}
 
 // browser starts a headless chromium whose dialogs (data-confirm) are
 // accepted.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath(t)),
-		chromedp.NoSandbox, chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
-		t.Fatalf("start chromium: %v", err)
-	}
+	ctx := browsertest.New(t, chromedp.WindowSize(1280, 900))
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
 	go func() {
 		for _, err := range dialogs {
@@ -216,6 +197,44 @@ func TestDashboard_InABrowser(t *testing.T) {
 	if text := mainText(t, ctx); strings.Contains(text, "made in the browser") {
 		t.Error("revoked token still listed")
 	}
+
+	// An agent's transfer above its approval threshold, approved from the queue.
+	e.acSupport(t, "USD", "EUR")
+	eur := e.qtAccountID(t, a, "EUR")
+	agent, code := e.agCreate(t, a, agPolicy(5000, 20_000, 1_000_000, agAllPerms...))
+	bot := e.agInstall(t, code)
+	pending := bot.execute(t, str(bot.quote(t, src, eur, 6_000), "id"))
+	if pending["status"] != "PENDING_APPROVAL" {
+		t.Fatalf("agent action %v", pending)
+	}
+	run(t, ctx, "approve the agent's action", chromedp.Navigate(base+"/dashboard/approvals"),
+		chromedp.Click(chromedp.CSS(`form[action$="/`+str(pending, "id")+`/approve"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	for _, d := range e.do("GET", "/agents/approvals?agentId="+str(agent, "id"), nil).JSON(t)["data"].([]any) {
+		if act := d.(map[string]any); str(act, "id") == str(pending, "id") && act["status"] != "APPROVED" {
+			t.Fatalf("the approved action is %v", act["status"])
+		}
+	}
+	if got := e.qtBalance(t, a, "EUR"); got <= 0 {
+		t.Fatalf("EUR balance %d after the approved transfer", got)
+	}
+	shoot(t, ctx, "approvals")
+
+	// A card frozen from its page.
+	e.cdFast()
+	e.custSkipPaperwork(t, true)
+	holder, holderUSD := e.cdCustomer(t)
+	cardID := str(e.cdActive(t, holder, holderUSD), "id")
+	run(t, ctx, "freeze the card", chromedp.Navigate(base+"/dashboard/cards/"+cardID),
+		chromedp.Click(chromedp.CSS(`form[action$="/freeze"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	if c := e.cdGet(t, cardID); c["status"] != "FROZEN" {
+		t.Fatalf("card is %v after freezing", c["status"])
+	}
+	if text := mainText(t, ctx); !strings.Contains(text, "FROZEN") || !strings.Contains(text, "Unfreeze") {
+		t.Errorf("card page after freezing:\n%s", text)
+	}
+	shoot(t, ctx, "card")
 
 	// Today's overview counts what happened.
 	run(t, ctx, "overview", chromedp.Navigate(base+"/dashboard/"), chromedp.WaitVisible(chromedp.CSS("main")))
