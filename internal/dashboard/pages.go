@@ -92,6 +92,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// listView is a page of one API list (path) with the page's filters (names),
+// rendered by the template name, which is also its navigation entry.
+func (h *Handler) listView(path, name, title string, names ...string) func(http.ResponseWriter, *http.Request, *session) {
+	return h.listViewWith(path, name, title, func(r *http.Request) url.Values { return filters(r, pageSize, names...) })
+}
+
+// listViewWith is listView with the list's query built by query.
+func (h *Handler) listViewWith(path, name, title string, query func(*http.Request) url.Values) func(http.ResponseWriter, *http.Request, *session) {
+	return func(w http.ResponseWriter, r *http.Request, s *session) {
+		list, err := h.list(r, s, path, query(r))
+		if err != nil {
+			h.apiFailed(w, r, s, err)
+			return
+		}
+		h.show(w, r, s, name, name, title, map[string]any{"list": list})
+	}
+}
+
 // customers: search by id or platform customer id, filters, pages.
 func (h *Handler) customers(w http.ResponseWriter, r *http.Request, s *session) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
@@ -99,16 +117,13 @@ func (h *Handler) customers(w http.ResponseWriter, r *http.Request, s *session) 
 		http.Redirect(w, r, "/dashboard/customers/"+url.PathEscape(q), http.StatusSeeOther)
 		return
 	}
-	f := filters(r, pageSize, "customerType", "region", "createdAfter", "createdBefore")
-	if q != "" {
-		f.Set("platformCustomerId", q)
-	}
-	list, err := h.list(r, s, "/customers", f)
-	if err != nil {
-		h.apiFailed(w, r, s, err)
-		return
-	}
-	h.show(w, r, s, "customers", "customers", "Customers", map[string]any{"list": list})
+	h.listViewWith("/customers", "customers", "Customers", func(r *http.Request) url.Values {
+		f := filters(r, pageSize, "customerType", "region", "createdAfter", "createdBefore")
+		if q != "" {
+			f.Set("platformCustomerId", q)
+		}
+		return f
+	})(w, r, s)
 }
 
 // customer: the customer with accounts, external accounts, verifications,
@@ -160,28 +175,8 @@ func (h *Handler) accounts(w http.ResponseWriter, r *http.Request, s *session) {
 	h.show(w, r, s, "accounts", "accounts", "Internal accounts", map[string]any{"platform": platform, "customers": customers})
 }
 
-// statusFilter reads the status filter of the transaction list.
+// transactionFilters are the filters of the transaction list page.
 var transactionFilters = []string{"customerId", "type", "status", "reference", "startDate", "endDate", "sortOrder"}
-
-// transactions: the list with its filters.
-func (h *Handler) transactions(w http.ResponseWriter, r *http.Request, s *session) {
-	list, err := h.list(r, s, "/transactions", filters(r, pageSize, transactionFilters...))
-	if err != nil {
-		h.apiFailed(w, r, s, err)
-		return
-	}
-	h.show(w, r, s, "transactions", "transactions", "Transactions", map[string]any{"list": list})
-}
-
-// events: the event log with delivery status.
-func (h *Handler) events(w http.ResponseWriter, r *http.Request, s *session) {
-	list, err := h.list(r, s, "/events", filters(r, pageSize, "type", "resourceId", "createdAfter", "createdBefore"))
-	if err != nil {
-		h.apiFailed(w, r, s, err)
-		return
-	}
-	h.show(w, r, s, "events", "events", "Events and webhooks", map[string]any{"list": list})
-}
 
 // event: one event, its payload and every delivery attempt.
 func (h *Handler) event(w http.ResponseWriter, r *http.Request, s *session) {
@@ -212,16 +207,6 @@ func (h *Handler) webhooks(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	h.show(w, r, s, "webhooks", "webhooks", "Webhooks", map[string]any{"config": cfg, "notDelivered": notDelivered})
-}
-
-// tokenList: the tenant's API tokens.
-func (h *Handler) tokenList(w http.ResponseWriter, r *http.Request, s *session) {
-	list, err := h.list(r, s, "/tokens", filters(r, pageSize, "name"))
-	if err != nil {
-		h.apiFailed(w, r, s, err)
-		return
-	}
-	h.show(w, r, s, "tokens", "tokens", "API tokens", map[string]any{"list": list})
 }
 
 // config: the platform configuration as the API returns it.

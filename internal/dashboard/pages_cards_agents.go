@@ -6,17 +6,6 @@ import (
 	"strings"
 )
 
-// cards: the platform's cards, with filters. A card shows its last four
-// digits only: the dashboard never asks for a card number.
-func (h *Handler) cards(w http.ResponseWriter, r *http.Request, s *session) {
-	list, err := h.list(r, s, "/cards", filters(r, pageSize, "customerId", "status", "platformCardId"))
-	if err != nil {
-		h.apiFailed(w, r, s, err)
-		return
-	}
-	h.show(w, r, s, "cards", "cards", "Cards", map[string]any{"list": list})
-}
-
 // card: one card, its limits and its transactions; freeze and unfreeze.
 func (h *Handler) card(w http.ResponseWriter, r *http.Request, s *session) {
 	cid := r.PathValue("id")
@@ -46,26 +35,12 @@ func (h *Handler) setCardStatus(w http.ResponseWriter, r *http.Request, s *sessi
 		"/dashboard/cards/"+url.PathEscape(cid), "Card "+strings.ToLower(status)+".")
 }
 
-// agents: the platform's agents with their policies and usage.
-func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s *session) {
-	list, err := h.list(r, s, "/agents", filters(r, pageSize, "customerId"))
-	if err != nil {
-		h.apiFailed(w, r, s, err)
-		return
-	}
-	h.show(w, r, s, "agents", "agents", "Agents", map[string]any{"list": list})
-}
-
-// approvals: the agent actions waiting for a person, oldest first.
-func (h *Handler) approvals(w http.ResponseWriter, r *http.Request, s *session) {
+// approvals lists the agent actions their policy sent for approval, oldest
+// first.
+func approvalsQuery(r *http.Request) url.Values {
 	f := filters(r, pageSize, "agentId", "customerId")
 	f.Set("sortOrder", "asc")
-	list, err := h.list(r, s, "/agents/approvals", f)
-	if err != nil {
-		h.apiFailed(w, r, s, err)
-		return
-	}
-	h.show(w, r, s, "approvals", "approvals", "Approval queue", map[string]any{"list": list})
+	return f
 }
 
 // decideAction approves (the operation runs) or rejects (nothing runs) an

@@ -181,7 +181,13 @@ func clientIP(r *http.Request) string {
 
 // page wraps a GET page: no session, to the sign-in form.
 func (h *Handler) page(fn func(w http.ResponseWriter, r *http.Request, s *session)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return h.signedIn(fn)
+}
+
+// signedIn runs fn with the request's session; without one it sends the
+// browser to the sign-in form.
+func (h *Handler) signedIn(fn func(w http.ResponseWriter, r *http.Request, s *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		s, err := h.load(r)
 		if err != nil {
 			h.fail(w, r, err)
@@ -192,22 +198,13 @@ func (h *Handler) page(fn func(w http.ResponseWriter, r *http.Request, s *sessio
 			return
 		}
 		fn(w, r, s)
-	})
+	}
 }
 
 // action wraps a form POST: a session, a same-origin request and the
 // session's CSRF token are all required; the form is parsed.
 func (h *Handler) action(fn func(w http.ResponseWriter, r *http.Request, s *session)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := h.load(r)
-		if err != nil {
-			h.fail(w, r, err)
-			return
-		}
-		if s == nil {
-			http.Redirect(w, r, "/dashboard/signin", http.StatusSeeOther)
-			return
-		}
+	return h.signedIn(func(w http.ResponseWriter, r *http.Request, s *session) {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := r.ParseForm(); err != nil {
 			h.pages.render(w, http.StatusBadRequest, "error", h.view(r, s, "Bad request", nil).withError("The form could not be read."))
