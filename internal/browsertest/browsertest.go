@@ -34,7 +34,8 @@ func Path() string {
 
 // New returns a browser tab's context (chromedp.Do/Run on it) that lives
 // until the test ends, or skips/fails the test when no browser is installed.
-func New(t testing.TB) context.Context {
+// extra options are added to the defaults (a window size, say).
+func New(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := Path()
 	if path == "" {
@@ -49,6 +50,7 @@ func New(t testing.TB) context.Context {
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-dev-shm-usage", true),
 	)
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	if err := chromedp.Do(ctx); err != nil { // starts the browser (no timeout: it would bound the browser's life)

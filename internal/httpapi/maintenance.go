@@ -9,7 +9,8 @@ import (
 // (R-IDEM-02 needs at least 24 hours).
 const IdempotencyRetention = 48 * time.Hour
 
-// RunMaintenance purges expired idempotency keys and signed-retry requests
+// RunMaintenance purges expired idempotency keys, signed-retry requests and
+// dashboard sessions
 // every few minutes until ctx ends. Every node may run it; the deletes are
 // idempotent. It also keeps the
 // planner's statistics fresh (store.RefreshPlannerStatistics).
@@ -31,6 +32,11 @@ func (s *Server) RunMaintenance(ctx context.Context) {
 			s.log.Warn("purge signed requests", "error", err.Error())
 		} else if n > 0 {
 			s.log.Debug("purged signed requests", "count", n)
+		}
+		if n, err := s.db.Write().DeleteExpiredDashboardSessions(ctx, s.db.Now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("purge dashboard sessions", "error", err.Error())
+		} else if n > 0 {
+			s.log.Debug("purged dashboard sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():

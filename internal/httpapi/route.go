@@ -191,16 +191,8 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 // authenticatePlatform checks HTTP Basic platform credentials, the token's
 // rate, the sandbox restriction and the route's permission need.
 func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt route) (context.Context, error) {
-	clientID, secret, ok := r.BasicAuth()
-	if !ok {
-		w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
-		return nil, apierr.Unauthorized()
-	}
-	p, err := s.tokens.Authenticate(r.Context(), clientID, secret)
+	p, err := s.platformPrincipal(w, r)
 	if err != nil {
-		if _, isAPI := apierr.From(err); isAPI {
-			w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
-		}
 		return nil, err
 	}
 	if err := s.admit(w, r, p); err != nil {
@@ -213,6 +205,27 @@ func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt
 		return nil, apierr.Forbidden(forbiddenReason(rt.need))
 	}
 	return auth.WithPrincipal(r.Context(), p), nil
+}
+
+// platformPrincipal resolves platform credentials: the principal of an
+// in-process call (Call), else the request's Basic credentials.
+func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request) (auth.Principal, error) {
+	if p, ok := inProcessPrincipal(r); ok {
+		return p, nil
+	}
+	clientID, secret, ok := r.BasicAuth()
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
+		return auth.Principal{}, apierr.Unauthorized()
+	}
+	p, err := s.tokens.Authenticate(r.Context(), clientID, secret)
+	if err != nil {
+		if _, isAPI := apierr.From(err); isAPI {
+			w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
+		}
+		return auth.Principal{}, err
+	}
+	return p, nil
 }
 
 // admit notes the caller for the access log and applies its request rate.

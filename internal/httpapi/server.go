@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/dashboard"
 	"github.com/paymentsd/paymentsd/internal/page"
 	"github.com/paymentsd/paymentsd/internal/platformconfig"
 	"github.com/paymentsd/paymentsd/internal/ratelimit"
@@ -136,6 +137,12 @@ func New(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) (*Se
 		s.limiter = ratelimit.New(opts.RateLimit, opts.RateBurst)
 	}
 	s.routes()
+	dash, err := dashboard.New(dashboard.Options{API: s, DB: db, Tokens: s.tokens, Log: log, PublicURL: opts.PublicURL})
+	if err != nil {
+		return nil, err
+	}
+	s.mux.Handle("/dashboard", dash)
+	s.mux.Handle("/dashboard/", dash)
 	s.handler = s.requestID(s.observe(s.recoverPanics(s.mux)))
 	return s, nil
 }

@@ -4,7 +4,9 @@
 package id
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -40,3 +42,11 @@ func Valid(typ, s string) bool {
 // Event ids; other capabilities declare their prefixes in files of their own
 // in this package.
 const Event = "Event"
+
+// Floor is the smallest id of type typ that New can return at or after at:
+// UUIDv7 ids sort by their creation millisecond, so `id >= Floor(typ, t)`
+// selects, through an id index, every id made from t on.
+func Floor(typ string, at time.Time) string {
+	ms := uint64(max(at.UnixMilli(), 0)) & (1<<48 - 1)
+	return fmt.Sprintf("%s:%08x-%04x-7000-0000-000000000000", typ, ms>>16, ms&0xffff)
+}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"testing"
+	"time"
 )
 
 // R-CONV-01: ids are <Type>:<uuid>.
@@ -39,5 +40,21 @@ func TestValid(t *testing.T) {
 		if got := Valid(Token, in); got != want {
 			t.Errorf("Valid(%q)=%v want %v", in, got, want)
 		}
+	}
+}
+
+func TestFloorOrdersBeforeEveryLaterID(t *testing.T) {
+	before := time.Now().Add(-time.Millisecond)
+	floor := Floor("Transaction", before)
+	for range 100 {
+		if got := New("Transaction"); got < floor {
+			t.Fatalf("New %s sorts before Floor %s of an earlier time", got, floor)
+		}
+	}
+	if later := Floor("Transaction", before.Add(time.Hour)); later <= floor {
+		t.Fatalf("Floor an hour later %s does not sort after %s", later, floor)
+	}
+	if !Valid("Transaction", floor) {
+		t.Fatalf("Floor %s is not a valid id", floor)
 	}
 }

@@ -186,6 +186,28 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (au
 		(row.ExpiresAt != nil && !s.DB.Now().Before(*row.ExpiresAt)) {
 		return auth.Principal{}, apierr.Unauthorized()
 	}
+	return principalOf(row), nil
+}
+
+// PrincipalOf re-reads a token of the tenant and returns its principal while
+// it is live: a deleted or expired token is 401, as in Authenticate. The
+// dashboard calls it on every request of a signed-in session, so revoking
+// the token ends the session at once.
+func (s *Service) PrincipalOf(ctx context.Context, t store.Tenant, tokenID string) (auth.Principal, error) {
+	row, err := s.DB.Read().GetToken(ctx, t, tokenID)
+	if errors.Is(err, store.ErrNotFound) {
+		return auth.Principal{}, apierr.Unauthorized()
+	}
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	if row.ExpiresAt != nil && !s.DB.Now().Before(*row.ExpiresAt) {
+		return auth.Principal{}, apierr.Unauthorized()
+	}
+	return principalOf(row), nil
+}
+
+func principalOf(row store.Token) auth.Principal {
 	return auth.Principal{TokenID: row.ID, ClientID: row.ClientID,
-		Tenant: store.Tenant{PlatformID: row.PlatformID, Env: row.Env}, Permissions: row.Permissions}, nil
+		Tenant: store.Tenant{PlatformID: row.PlatformID, Env: row.Env}, Permissions: row.Permissions}
 }
