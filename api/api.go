@@ -96,7 +96,27 @@ func readNode(fsys fs.FS, name string) (*yaml.Node, error) {
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: not a YAML mapping", name)
 	}
-	return doc.Content[0], nil
+	return expandAliases(doc.Content[0]), nil
+}
+
+// expandAliases replaces every alias (*a) by a copy of its anchored node and
+// drops the anchors (&a): anchors are names local to one file, and two
+// fragments that both name an anchor id001 would otherwise collide in the
+// merged document, each alias then meaning whichever came last.
+func expandAliases(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		return expandAliases(n.Alias)
+	}
+	c := *n
+	c.Anchor = ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = expandAliases(k)
+	}
+	return &c
 }
 
 // child returns the value node of key in a mapping node.

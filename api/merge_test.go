@@ -42,3 +42,32 @@ func TestMerge_FragmentsAddAndCollide(t *testing.T) {
 		t.Fatal("a fragment may not redefine info")
 	}
 }
+
+// Two fragments that use the same anchor names (as a YAML writer numbers
+// them: id001, id002…) still mean what each says, wherever the merge puts
+// their parts: here a's alias lands after b's anchor.
+func TestMerge_AnchorsStayInTheirFile(t *testing.T) {
+	base := "openapi: 3.0.3\ninfo: {title: t, version: v}\npaths: {}\ncomponents:\n  schemas: {}\n"
+	frag := func(typ string) string {
+		return "paths:\n  /" + typ + ":\n    get:\n      parameters:\n        - {name: a, in: query, schema: &id001 {type: " + typ +
+			"}}\n      responses: {'200': {description: ok}}\ncomponents:\n  schemas:\n    Of" + typ + ": *id001\n"
+	}
+	fsys := fstest.MapFS{
+		"openapi.yaml": {Data: []byte(base)},
+		"paths/a.yaml": {Data: []byte(frag("string"))},
+		"paths/b.yaml": {Data: []byte(frag("integer"))},
+	}
+	out, err := merge(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(out)
+	if err != nil {
+		t.Fatalf("merged document does not load: %v\n%s", err, out)
+	}
+	for name, want := range map[string]string{"Ofstring": "string", "Ofinteger": "integer"} {
+		if got := doc.Components.Schemas[name].Value.Type.Slice()[0]; got != want {
+			t.Errorf("schema %s: type %s, want %s", name, got, want)
+		}
+	}
+}
