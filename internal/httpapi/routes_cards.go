@@ -56,22 +56,22 @@ func (s *Server) cardRoutes() {
 			return fn(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
 		})
 	}
-	sim := func(op string, h handlerFunc) {
-		s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/" + op, need: auth.NeedMoney, sandboxOnly: true, idempotent: true, h: h})
-	}
-	sim("authorization", authz(cards.KindAuthorization))
-	sim("financial_authorization", authz(cards.KindFinancial))
-	sim("credit_authorization", authz(cards.KindCredit))
-	sim("credit_authorization_advice", authz(cards.KindCredit))
-	sim("financial_credit_authorization", authz(cards.KindFinancialCredit))
-	sim("balance_inquiry", simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
+	balance := simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
 		return svc.BalanceInquiry(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
-	}))
-	sim("authorization_advice", onTx(svc.Advise))
-	sim("clearing", onTx(svc.Clear))
-	sim("reversal", onTx(svc.Reverse))
-	sim("return", onTx(svc.Return))
-	sim("return_reversal", onTx(svc.ReturnReversal))
+	})
+	// One line per route, so the route table can be read (and checked
+	// against the OpenAPI document) as written. /sandbox/* is sandbox only.
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindAuthorization)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindFinancial)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindCredit)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization_advice", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindCredit)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_credit_authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindFinancialCredit)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/balance_inquiry", need: auth.NeedMoney, idempotent: true, h: balance})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization_advice", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Advise)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/clearing", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Clear)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/reversal", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Reverse)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Return)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return_reversal", need: auth.NeedMoney, idempotent: true, h: onTx(svc.ReturnReversal)})
 }
 
 // simulate decodes a simulation body and answers 202 with its result.

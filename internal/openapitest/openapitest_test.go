@@ -147,7 +147,7 @@ func TestRoutesAreDocumented(t *testing.T) {
 		}
 		all = append(all, b...)
 	}
-	src := all
+	src := expandPathConstants(all)
 	routeRE := regexp.MustCompile(`s\.handle\(route\{pattern: "([A-Z]+) (/[^"]*)"([^\n]*)`)
 	matches := routeRE.FindAllStringSubmatch(string(src), -1)
 	// A route written another way (over several lines, say) would be skipped
@@ -185,4 +185,31 @@ func TestRoutesAreDocumented(t *testing.T) {
 			}
 		}
 	}
+}
+
+// expandPathConstants writes routes whose pattern names a path constant
+// (pattern: "GET " + cardRevealPage + "/x") as one literal, so the route
+// regexp sees them: constants are `name = "/literal"` or `name = other +
+// "/literal"`, declared in the httpapi sources.
+func expandPathConstants(src []byte) []byte {
+	consts := map[string]string{}
+	declRE := regexp.MustCompile(`(?m)^\s*(?:const\s+)?([a-zA-Z]\w*)\s*=\s*(?:([a-zA-Z]\w*)\s*\+\s*)?"(/[^"]*)"\s*$`)
+	for range 3 { // constants built on constants
+		for _, m := range declRE.FindAllStringSubmatch(string(src), -1) {
+			if m[2] == "" {
+				consts[m[1]] = m[3]
+			} else if base, ok := consts[m[2]]; ok {
+				consts[m[1]] = base + m[3]
+			}
+		}
+	}
+	useRE := regexp.MustCompile(`pattern: "([A-Z]+) " \+ ([a-zA-Z]\w*)(?: \+ "([^"]*)")?`)
+	return useRE.ReplaceAllFunc(src, func(b []byte) []byte {
+		m := useRE.FindSubmatch(b)
+		path, ok := consts[string(m[2])]
+		if !ok {
+			return b
+		}
+		return []byte(`pattern: "` + string(m[1]) + " " + path + string(m[3]) + `"`)
+	})
 }
