@@ -186,8 +186,9 @@ func TestSCA_LoginRefusals(t *testing.T) {
 }
 
 // Production has no SMS partner configured: SMS_OTP enrolment refuses
-// clearly (409) and stores nothing; TOTP needs no partner and works.
-func TestSCA_ProductionRefusesSMS(t *testing.T) {
+// clearly (409) and stores nothing; TOTP needs no partner and works; nor
+// is there a liveness provider for factor resets (409).
+func TestSCA_ProductionRefusesSMSAndReset(t *testing.T) {
 	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
 		prod := withCreds(e.production)
@@ -203,6 +204,8 @@ func TestSCA_ProductionRefusesSMS(t *testing.T) {
 		secret := r.JSON(t)["secret"].(string)
 		expect(t, e.do("POST", scaPath("/sca/factors/confirm", de), cobj{"type": "TOTP", "secret": secret,
 			"code": scaTOTP(t, secret, e.db.Now())}, prod), http.StatusOK, "")
+		// No liveness provider in production: a reset refuses clearly.
+		expect(t, e.do("POST", scaPath("/sca/factors/reset", de), cobj{"factor": "TOTP"}, prod), http.StatusConflict, "CONFLICT")
 		// The sandbox's customer of the same id does not exist.
 		expect(t, e.do("GET", scaPath("/sca/factors", de), nil), http.StatusNotFound, "CUSTOMER_NOT_FOUND")
 	})

@@ -289,3 +289,29 @@ func TestSCA_IdempotentQuoteAndAuthorize_R_VER_04(t *testing.T) {
 		}
 	})
 }
+
+// A payout the customer authorized but that could not execute (the
+// account lacked the funds) stays PENDING_AUTHORIZATION for a retry; left
+// so, it fails at its expiresAt with QUOTE_EXECUTION_FAILED, not
+// SCA_NOT_COMPLETED, and moves nothing.
+func TestSCA_AuthorizedButUnfunded(t *testing.T) {
+	t.Parallel()
+	eachEnv(t, func(t *testing.T, e *env) {
+		now, advance := e.scaClock(t)
+		de, src, dst, _ := e.scaReady(t, *now)
+		q := e.scaQuote(t, qtBody(src, dst, "SENDING", 200000))
+		auth := "/quotes/" + q["id"].(string) + "/authorize"
+		expect(t, e.do("POST", auth, cobj{"code": "123456"}), http.StatusBadRequest, "INSUFFICIENT_FUNDS")
+		if got := e.do("GET", "/quotes/"+q["id"].(string), nil).JSON(t)["status"]; got != "PENDING_AUTHORIZATION" {
+			t.Fatalf("quote %v", got)
+		}
+		// Retried (no new proof needed: it is authorized): still unfunded.
+		expect(t, e.do("POST", auth, cobj{"code": "000000"}), http.StatusBadRequest, "INSUFFICIENT_FUNDS")
+		advance(6 * time.Minute)
+		e.scaExpire(t)
+		x := e.scaTxn(t, q["transactionId"].(string))
+		if x["status"] != "FAILED" || x["failureReason"] != "QUOTE_EXECUTION_FAILED" || e.qtBalance(t, de, "USD") != 100000 {
+			t.Fatalf("transaction %v %v", x["status"], x["failureReason"])
+		}
+	})
+}

@@ -238,26 +238,41 @@ func (s *Service) Resend(ctx context.Context, t store.Tenant, quoteID string) er
 	return s.SCA.Resend(ctx, t, d.Plan.SenderCustomerID, quoteID)
 }
 
-// failUnauthorizedTx fails a PENDING_AUTHORIZATION quote whose time passed:
-// SCA_NOT_COMPLETED, no money moved (R-SCA-08).
+// failUnauthorizedTx fails a PENDING_AUTHORIZATION quote whose time passed,
+// no money moved: SCA_NOT_COMPLETED (R-SCA-08), or QUOTE_EXECUTION_FAILED
+// when the customer did authorize it but its execution failed (say,
+// INSUFFICIENT_FUNDS) and was not retried.
 func (s *Service) failUnauthorizedTx(ctx context.Context, tx *store.Tx, t store.Tenant, row store.Quote) error {
 	d, err := decodeDoc(row)
 	if err != nil {
 		return err
+	}
+	reason := FailureScaNotCompleted
+	if s.SCA != nil {
+		authorized, err := s.SCA.Authorized(ctx, tx.Q, t, payoutOf(&d))
+		if err != nil {
+			return err
+		}
+		if authorized {
+			reason = FailureExecutionFailed
+		}
 	}
 	d.Quote.Status, d.Quote.ScaChallenge, row.Status = StatusFailed, nil, StatusFailed
 	if err := s.writeQuote(ctx, tx, &row, &d); err != nil {
 		return err
 	}
 	if _, err := transactions.Transition(ctx, tx, t, row.TransactionID, transactions.Change{
-		Status: transactions.StatusFailed, FailureReason: FailureScaNotCompleted}); err != nil {
+		Status: transactions.StatusFailed, FailureReason: reason}); err != nil {
 		return err
 	}
-	if s.SCA == nil {
+	if s.SCA == nil || reason != FailureScaNotCompleted {
 		return nil
 	}
 	return s.SCA.Expired(ctx, tx, t, d.Plan.SenderCustomerID, row.ID)
 }
 
-// FailureScaNotCompleted is the failureReason of a payout never authorized.
-const FailureScaNotCompleted = "SCA_NOT_COMPLETED"
+// Failure reasons of a quote that never left PENDING_AUTHORIZATION.
+const (
+	FailureScaNotCompleted = "SCA_NOT_COMPLETED"
+	FailureExecutionFailed = "QUOTE_EXECUTION_FAILED"
+)

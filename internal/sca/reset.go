@@ -94,6 +94,10 @@ func (s *Service) StartReset(ctx context.Context, t store.Tenant, customerID str
 		if err := s.requireSCA(ctx, tx.Q, t, customerID); err != nil {
 			return err
 		}
+		if t.Env != store.EnvSandbox {
+			// Only the sandbox simulates liveness (SimulateLiveness).
+			return apierr.Conflict("No liveness provider is configured in this environment; factor resets cannot be verified")
+		}
 		st, err := loadState(ctx, tx.Q, t, customerID, true)
 		if err != nil {
 			return err
