@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +36,10 @@ func (s *Server) umaRoutes() {
 	s.handle(route{pattern: "POST /.well-known/lnurlp/{user}/payreq", public: true, h: h.payRequest})
 	s.handle(route{pattern: "POST /.well-known/lnsim/htlc", public: true, h: h.htlc})
 	s.handle(route{pattern: "POST /sandbox/uma/receive", need: auth.NeedMoney, idempotent: true, h: h.sandboxReceive})
+	s.handle(route{pattern: "GET /uma-providers", need: auth.NeedView,
+		query: listQuery("countryCode", "currencyCode", "hasBlockedProviders", "sortOrder"), h: h.providers})
+	s.handle(route{pattern: "GET /discoveries", need: auth.NeedView, query: []string{"country", "currency"}, h: h.discoveries})
+	s.handle(route{pattern: "GET /vasps", need: auth.NeedView, query: listQuery(), h: h.vasps})
 	s.handle(route{pattern: "GET /receiver/uma/{receiverUmaAddress}", need: auth.NeedView,
 		query: []string{"customerId", "senderUmaAddress", "sendingCurrency"}, h: h.lookup})
 }
@@ -187,6 +193,53 @@ func (h *umaHandlers) sandboxReceive(w http.ResponseWriter, r *http.Request) err
 	}
 	writeJSON(w, http.StatusOK, x)
 	return nil
+}
+
+// providers lists the UMA providers this installation knows. There is no
+// allowlist of providers: hasBlockedProviders changes nothing.
+func (h *umaHandlers) providers(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	country, cur := strings.ToUpper(q.Get("countryCode")), strings.ToUpper(q.Get("currencyCode"))
+	if country != "" && len(country) != 2 {
+		f.Add("countryCode", apierr.Format, "must be an ISO 3166-1 alpha-2 code")
+	}
+	if v := q.Get("hasBlockedProviders"); v != "" && v != "true" && v != "false" {
+		f.Add("hasBlockedProviders", apierr.Type, "must be true or false")
+	}
+	desc := q.Get("sortOrder") != "asc"
+	if v := q.Get("sortOrder"); v != "" && v != "asc" && v != "desc" {
+		f.Add("sortOrder", apierr.Enum, "must be asc or desc")
+	}
+	all, err := h.svc.Providers(r.Context(), principal(r).Tenant.Env, country, cur)
+	if err != nil {
+		return err
+	}
+	if desc {
+		slices.Reverse(all)
+	}
+	return writeListPage(w, r, h.s.cursors, &f, "uma-providers", func(after string, limit int) ([]uma.Provider, int, error) {
+		i := 0
+		if after != "" {
+			i = slices.IndexFunc(all, func(p uma.Provider) bool { return p.Domain == after }) + 1
+		}
+		return all[i:min(len(all), i+limit)], len(all), nil
+	}, func(p uma.Provider) string { return p.Domain })
+}
+
+// discoveries lists the receiving institutions of a corridor.
+func (h *umaHandlers) discoveries(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	writeJSON(w, http.StatusOK, map[string]any{"data": uma.Discoveries(q.Get("country"), q.Get("currency"))})
+	return nil
+}
+
+// vasps lists the VASP directory.
+func (h *umaHandlers) vasps(w http.ResponseWriter, r *http.Request) error {
+	return writeListPage(w, r, h.s.cursors, &apierr.Fields{}, "vasps", func(after string, limit int) ([]uma.Vasp, int, error) {
+		list, total := uma.Vasps(after, limit)
+		return list, total, nil
+	}, func(v uma.Vasp) string { return v.VaspName })
 }
 
 func umaHostUnknown(host string, err error) error {

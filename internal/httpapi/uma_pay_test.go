@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -136,6 +137,55 @@ func TestUma_PaymentCounterpartyStops(t *testing.T) {
 		}
 		if err := ledger.New(a.db).Audit(context.Background(), a.custTenant()); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// Counterparty failures at quote time have their codes and leave nothing
+// behind: an unparsable pay-request answer (400 PARSE_PAYREQ_RESPONSE_ERROR),
+// a tampered signature on it (502 INVALID_PAYREQ_RESPONSE), a receiver that
+// stopped (504 QUOTE_REQUEST_FAILED, retryable).
+func TestUma_QuoteFailures(t *testing.T) {
+	eachUmaPair(t, func(t *testing.T, a, b *umaInst) {
+		alice := a.umaCustomer(t, "alice", "USD")
+		b.umaCustomer(t, "bob", "MXN")
+		src := a.qtAccountID(t, alice, "USD")
+		a.acFund(t, src, 100_000)
+		receiver := "$bob@" + b.domain
+		lookupID := umaLookup(t, a, alice, receiver)
+		before := a.qtCounts(t)
+		payreq := func(path string) bool { return len(path) > 7 && path[len(path)-7:] == "/payreq" }
+		b.tamper(nil, func(path string, body []byte) []byte {
+			if payreq(path) {
+				return []byte(`{"pr": 5}`)
+			}
+			return body
+		})
+		expect(t, a.do("POST", "/quotes", umaQuoteBody(src, receiver, lookupID, 10_000)), http.StatusBadRequest, "PARSE_PAYREQ_RESPONSE_ERROR")
+		b.tamper(nil, func(path string, body []byte) []byte {
+			if !payreq(path) {
+				return body
+			}
+			var m map[string]any
+			_ = json.Unmarshal(body, &m)
+			c := m["payeeData"].(map[string]any)["compliance"].(map[string]any)
+			c["signature"] = flipHex(c["signature"].(string))
+			out, _ := json.Marshal(m)
+			return out
+		})
+		expect(t, a.do("POST", "/quotes", umaQuoteBody(src, receiver, lookupID, 10_000)), http.StatusBadGateway, "INVALID_PAYREQ_RESPONSE")
+		b.tamper(nil, nil)
+		b.srv.Close()
+		r := a.do("POST", "/quotes", umaQuoteBody(src, receiver, lookupID, 10_000))
+		expect(t, r, http.StatusGatewayTimeout, "QUOTE_REQUEST_FAILED")
+		if r.JSON(t)["details"].(map[string]any)["retryable"] != true {
+			t.Fatalf("%s", r.Body)
+		}
+		if after := a.qtCounts(t); after != before {
+			t.Fatalf("something was stored: %s → %s", before, after)
+		}
+		if got := a.qtBalance(t, alice, "USD"); got != 100_000 {
+			t.Fatalf("balance %d", got)
 		}
 	})
 }

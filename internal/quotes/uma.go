@@ -24,7 +24,8 @@ type UMA interface {
 // /receiver/uma/{receiverUmaAddress}, in the receiving currency named.
 func (s *Service) resolveUMA(r *resolved, dst *DestinationIn, lookupID string) error {
 	if s.UMA == nil {
-		return apierr.New("INVALID_RECEIVER", "UMA payments are not available on this server")
+		// Without the UMA capability no lookup was ever made.
+		return apierr.NotFound("LOOKUP_REQUEST_NOT_FOUND", "Lookup "+lookupID)
 	}
 	if r.plan.Funding != FundInternal {
 		return fieldErr("source", apierr.Enum, "must be an internal account for a UMA_ADDRESS destination")

@@ -280,3 +280,25 @@ func (q Q) UpdateUmaPayment(ctx context.Context, p UmaPayment) error {
 		toMicros(p.UpdatedAt), p.TransactionID)
 	return affectedOne(res, err)
 }
+
+// UmaDomains lists, for env, every platform whose configuration names a UMA
+// domain, with its configuration document.
+func (q Q) UmaDomains(ctx context.Context, env string) ([]Tenant, [][]byte, error) {
+	rows, err := q.query(ctx, `SELECT platform_id, env, document FROM platform_configs WHERE env = ? AND document LIKE ?
+		ORDER BY platform_id`, env, `%"umaDomain"%`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var ts []Tenant
+	var docs [][]byte
+	for rows.Next() {
+		var t Tenant
+		var doc string
+		if err := rows.Scan(&t.PlatformID, &t.Env, &doc); err != nil {
+			return nil, nil, err
+		}
+		ts, docs = append(ts, t), append(docs, []byte(doc))
+	}
+	return ts, docs, rows.Err()
+}
