@@ -26,6 +26,7 @@ func (s *Server) walletService() *wallets.Service {
 	}
 	fresh := wallets.New(s.db, s.opts.WalletSealer, s.log)
 	fresh.OIDC.Sandbox = s.sandboxIssuer()
+	fresh.Sender = s.opts.OTPSender
 	if s.guard != nil { // configured issuers are fetched under the outbound address policy
 		fresh.OIDC.CheckIssuer = s.guard.CheckEndpoint
 	}

@@ -49,6 +49,9 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 	if err := req.Validate(); err != nil {
 		return Outcome[AuthMethod]{}, err
 	}
+	if err := s.canSend(t.Env, *req.Type); err != nil {
+		return Outcome[AuthMethod]{}, err
+	}
 	var oauth *oauthIdentity
 	if *req.Type == TypeOAuth {
 		// The signed retry repeats the body step 1 checked fresh: the
@@ -234,6 +237,9 @@ func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, in si
 				return err
 			}
 			out, err = passkeyChallenge(ctx, tx, t, in, c, *req.ClientPublicKey)
+			return err
+		}
+		if err := s.canSend(t.Env, c.Type); err != nil {
 			return err
 		}
 		if issued, err = s.issueOTPTx(ctx, tx, &c); err != nil {
