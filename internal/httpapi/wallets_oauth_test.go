@@ -157,6 +157,8 @@ func TestWallets_OAuthRefusals_R_EWA_09_R_SBX_17_R_EWA_02(t *testing.T) {
 		}
 		// The good token still opens a session.
 		expect(t, c.do("POST", path, cobj{"type": "OAUTH", "oidcToken": good, "clientPublicKey": ck}), http.StatusOK, "")
+		// A token opens one session: its replay is refused.
+		expect(t, c.do("POST", path, cobj{"type": "OAUTH", "oidcToken": good, "clientPublicKey": ck}), http.StatusUnauthorized, "UNAUTHORIZED")
 		// Creation takes fresh, accepted tokens only; one identity, one credential.
 		add := func(tok string) resp {
 			return c.signed("POST", "/auth/credentials", cobj{"type": "OAUTH", "accountId": c.accountID, "oidcToken": tok}, key)

@@ -292,6 +292,13 @@ func (s *Service) verifyOAuth(ctx context.Context, t store.Tenant, credID string
 		if bound.Issuer != tok.Issuer || !slices.Contains(tok.audiences, bound.Audience) || bound.Subject != tok.Subject {
 			return tokenRefused("its iss, aud and sub are not those of this credential")
 		}
+		// A token opens one session: a replay (within its 60 s) is refused.
+		sum := sha256.Sum256([]byte(*req.OidcToken))
+		if err := tx.UseProof(ctx, t, store.ProofOIDCToken, hex.EncodeToString(sum[:]), c.ID, tx.Now()); errors.Is(err, store.ErrConflict) {
+			return tokenRefused("it was already used to open a session; sign in again for a fresh token")
+		} else if err != nil {
+			return err
+		}
 		out.Result, err = s.newSessionTx(ctx, tx, &c, *req.ClientPublicKey)
 		return err
 	})
