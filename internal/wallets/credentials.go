@@ -49,9 +49,6 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 	if err := req.Validate(); err != nil {
 		return Outcome[AuthMethod]{}, err
 	}
-	if err := s.canSend(t.Env, *req.Type); err != nil {
-		return Outcome[AuthMethod]{}, err
-	}
 	var oauth *oauthIdentity
 	if *req.Type == TypeOAuth {
 		// The signed retry repeats the body step 1 checked fresh: the
@@ -68,6 +65,9 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 		out, issued = Outcome[AuthMethod]{}, nil
 		a, err := wallet(ctx, tx.Q, t, *req.AccountID)
 		if err != nil {
+			return err
+		}
+		if err := s.canSend(t.Env, *req.Type); err != nil {
 			return err
 		}
 		creds, err := tx.WalletCredentials(ctx, t, a.ID)
