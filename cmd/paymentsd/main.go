@@ -354,7 +354,8 @@ func printCreated(w io.Writer, c platforms.Created) {
 func nodeOptions(cfg settings, listenAddr string) httpapi.NodeOptions {
 	return httpapi.NodeOptions{
 		API: httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
-			BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate, DailyVolumeLimit: cfg.volumeLimit},
+			BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate, DailyVolumeLimit: cfg.volumeLimit,
+			OTPSender: otpSenders(os.Getenv)},
 		Webhooks: webhooks.Options{Workers: cfg.webhookWorkers, Addresses: cfg.webhookPrivate, NodeID: nodeID(listenAddr)},
 	}
 }

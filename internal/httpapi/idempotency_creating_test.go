@@ -13,6 +13,7 @@ import (
 // Idempotency-Key, which makes a retried creation safe, does not apply.
 // Each says why.
 var postActions = map[string]string{
+	"POST /internal-accounts/{id}/export/approve":                           "approves a waiting export; approving again changes nothing",
 	"POST /sandbox/oidc/tokens":                                             "signs an ID token, as a provider does at each sign-in; nothing is stored",
 	"POST /customers/{customerId}/verify-email":                             "sends a code to an existing customer",
 	"POST /customers/{customerId}/verify-email/confirm":                     "checks a code",

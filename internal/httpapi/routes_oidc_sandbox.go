@@ -92,7 +92,8 @@ func (h *issuerHandlers) token(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req, sandboxTokenRequest.validate); err != nil {
 		return err
 	}
-	tr := wallets.TokenRequest{Subject: *req.Sub, Audience: *req.Aud, IssuedAt: h.now(), Lifetime: time.Hour}
+	tr := wallets.TokenRequest{Subject: *req.Sub, Audience: *req.Aud, IssuedAt: h.now(), Lifetime: time.Hour,
+		Platform: principal(r).Tenant.PlatformID}
 	if req.Nonce != nil {
 		tr.Nonce = *req.Nonce
 	}

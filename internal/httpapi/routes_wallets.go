@@ -26,6 +26,7 @@ func (s *Server) walletService() *wallets.Service {
 	}
 	fresh := wallets.New(s.db, s.opts.WalletSealer, s.log)
 	fresh.OIDC.Sandbox = s.sandboxIssuer()
+	fresh.Sender = s.opts.OTPSender
 	if s.guard != nil { // configured issuers are fetched under the outbound address policy
 		fresh.OIDC.CheckIssuer = s.guard.CheckEndpoint
 	}
@@ -54,6 +55,7 @@ func (s *Server) walletRoutes() {
 	s.handle(route{pattern: "POST /auth/sessions/{id}/refresh", need: auth.NeedWrite, h: h.refreshSession})
 	s.handle(route{pattern: "PATCH /internal-accounts/{id}", need: auth.NeedWrite, h: h.setPrivacy})
 	s.handle(route{pattern: "POST /internal-accounts/{id}/export", need: auth.NeedWrite, h: h.export})
+	s.handle(route{pattern: "POST /internal-accounts/{id}/export/approve", need: auth.NeedWrite, h: h.approveExport})
 	s.handle(route{pattern: "POST /auth/delegated-keys", need: auth.NeedWrite, h: h.createDelegatedKey})
 	s.handle(route{pattern: "GET /auth/delegated-keys", need: auth.NeedView, query: []string{"accountId", "fundingSourceId"}, h: h.listDelegatedKeys})
 	s.handle(route{pattern: "GET /auth/delegated-keys/{id}", need: auth.NeedView, h: h.getDelegatedKey})
@@ -221,6 +223,18 @@ func (h *walletHandlers) export(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeOutcome(w, out, http.StatusOK)
+	return nil
+}
+
+func (h *walletHandlers) approveExport(w http.ResponseWriter, r *http.Request) error {
+	var req wallets.ExportApproval
+	if err := decode(r, &req, func(req wallets.ExportApproval) error { return req.Validate() }); err != nil {
+		return err
+	}
+	if err := h.svc.ApproveExport(r.Context(), principal(r).Tenant, r.PathValue("id"), req); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

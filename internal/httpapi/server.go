@@ -59,6 +59,11 @@ type Options struct {
 	// so a copy of the database without the key file opens no wallet key, and
 	// rotating the key-encryption keys re-seals the data key.
 	WalletSealer wallets.Sealer
+	// OTPSender delivers production one-time codes of wallet credentials
+	// (wallets.Senders: SMTP email, Twilio SMS). Without one, production
+	// EMAIL_OTP and SMS_OTP credentials are refused clearly; the sandbox
+	// records its messages instead of sending them.
+	OTPSender wallets.OTPSender
 }
 
 func (o *Options) defaults() {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
 	"encoding/base64"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/platforms"
 	"github.com/paymentsd/paymentsd/internal/wallets"
 )
 
@@ -111,6 +113,13 @@ func TestWallets_OAuthRefusals_R_EWA_09_R_SBX_17_R_EWA_02(t *testing.T) {
 		nonce := wallets.SandboxNonce(ck)
 		old := e.db.Now().Add(-61 * time.Second)
 		good := c.idToken("user-1", oauthAud, nonce, nil)
+		other, err := platforms.Create(context.Background(), e.db, "Other", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.do("POST", "/sandbox/oidc/tokens", cobj{"sub": "user-1", "aud": oauthAud, "nonce": nonce}, withCreds(other.SandboxToken))
+		expect(t, r, http.StatusOK, "")
+		otherPlatform := r.JSON(t)["idToken"].(string)
 		cases := map[string]struct {
 			token  string
 			status int
@@ -126,7 +135,9 @@ func TestWallets_OAuthRefusals_R_EWA_09_R_SBX_17_R_EWA_02(t *testing.T) {
 			"bad signature": {good[:len(good)-4] + flip(good[len(good)-4:]), 401, "UNAUTHORIZED"},
 			"foreign key":   {foreignToken(t, good), 401, "UNAUTHORIZED"},
 			"not a JWT":     {"not-a-token", 400, "INVALID_INPUT"},
-			"unknown iss":   {withIssuer(good, "https://accounts.example.com"), 400, "INVALID_INPUT"},
+			// The sandbox issuer signs for the platform that asked only.
+			"other platform": {otherPlatform, 401, "UNAUTHORIZED"},
+			"unknown iss":    {withIssuer(good, "https://accounts.example.com"), 400, "INVALID_INPUT"},
 		}
 		before := e.snapshotWallets(t)
 		for name, tc := range cases {
@@ -146,6 +157,8 @@ func TestWallets_OAuthRefusals_R_EWA_09_R_SBX_17_R_EWA_02(t *testing.T) {
 		}
 		// The good token still opens a session.
 		expect(t, c.do("POST", path, cobj{"type": "OAUTH", "oidcToken": good, "clientPublicKey": ck}), http.StatusOK, "")
+		// A token opens one session: its replay is refused.
+		expect(t, c.do("POST", path, cobj{"type": "OAUTH", "oidcToken": good, "clientPublicKey": ck}), http.StatusUnauthorized, "UNAUTHORIZED")
 		// Creation takes fresh, accepted tokens only; one identity, one credential.
 		add := func(tok string) resp {
 			return c.signed("POST", "/auth/credentials", cobj{"type": "OAUTH", "accountId": c.accountID, "oidcToken": tok}, key)

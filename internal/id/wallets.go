@@ -7,4 +7,7 @@ const (
 	Session      = "Session"
 	Request      = "Request"
 	DelegatedKey = "DelegatedKey"
+	// SandboxMessage is an email or SMS the sandbox recorded instead of
+	// sending.
+	SandboxMessage = "SandboxMessage"
 )

@@ -33,6 +33,9 @@ type EmbeddedWalletConfig struct {
 	// its ceremonies run on.
 	PasskeyRpID    *string  `json:"passkeyRpId,omitempty"`
 	PasskeyOrigins []string `json:"passkeyOrigins,omitempty"`
+	// ExportRequiresApproval gates wallet exports on the platform's
+	// approval (POST /internal-accounts/{id}/export/approve).
+	ExportRequiresApproval *bool `json:"exportRequiresApproval,omitempty"`
 }
 
 // OAuthIssuer is one accepted OpenID Connect issuer: its issuer identifier
@@ -107,6 +110,8 @@ type EmbeddedWalletPatch struct {
 	OAuthIssuers   jsonx.Optional[[]OAuthIssuer] `json:"oauthIssuers"`
 	PasskeyRpID    jsonx.Optional[string]        `json:"passkeyRpId"`
 	PasskeyOrigins jsonx.Optional[[]string]      `json:"passkeyOrigins"`
+	// ExportRequiresApproval: null or false delivers exports at once.
+	ExportRequiresApproval jsonx.Optional[bool] `json:"exportRequiresApproval"`
 }
 
 func (p *EmbeddedWalletPatch) validate(f *apierr.Fields, env string) {
@@ -166,6 +171,7 @@ func (p *EmbeddedWalletPatch) apply(cur *EmbeddedWalletConfig) *EmbeddedWalletCo
 	setOpt(&out.ReplyToEmailAddress, p.ReplyToEmailAddress)
 	setOpt(&out.LogoUrl, p.LogoUrl)
 	setOpt(&out.PasskeyRpID, p.PasskeyRpID)
+	setOpt(&out.ExportRequiresApproval, p.ExportRequiresApproval)
 	if p.PasskeyOrigins.Set {
 		out.PasskeyOrigins = nil
 		if v := p.PasskeyOrigins.Ptr(); v != nil {

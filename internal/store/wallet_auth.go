@@ -254,10 +254,16 @@ func (q Q) WalletAuthDigest(ctx context.Context, t Tenant) (string, error) {
 	return string(b), nil
 }
 
-// UsePasskeyChallenge records a registration challenge as used by the
-// credential; a challenge used before is ErrConflict.
-func (q Q) UsePasskeyChallenge(ctx context.Context, t Tenant, challengeSHA256, credentialID string, at time.Time) error {
-	_, err := q.exec(ctx, `INSERT INTO passkey_registration_challenges (platform_id, env, challenge_sha256, credential_id, used_at)
-		VALUES (?, ?, ?, ?, ?)`, t.PlatformID, t.Env, challengeSHA256, credentialID, toMicros(at))
+// Kinds of single-use proofs.
+const (
+	ProofPasskeyChallenge = "PASSKEY_CHALLENGE"
+	ProofOIDCToken        = "OIDC_TOKEN"
+)
+
+// UseProof records a single-use proof (its SHA-256, hex) as used by the
+// credential; a proof used before is ErrConflict.
+func (q Q) UseProof(ctx context.Context, t Tenant, kind, digest, credentialID string, at time.Time) error {
+	_, err := q.exec(ctx, `INSERT INTO wallet_used_proofs (platform_id, env, kind, digest, credential_id, used_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, t.PlatformID, t.Env, kind, digest, credentialID, toMicros(at))
 	return classify(err)
 }

@@ -67,6 +67,9 @@ func (s *Service) CreateCredential(ctx context.Context, t store.Tenant, in signe
 		if err != nil {
 			return err
 		}
+		if err := s.canSend(t.Env, *req.Type); err != nil {
+			return err
+		}
 		creds, err := tx.WalletCredentials(ctx, t, a.ID)
 		if err != nil {
 			return err
@@ -234,6 +237,9 @@ func (s *Service) ChallengeCredential(ctx context.Context, t store.Tenant, in si
 				return err
 			}
 			out, err = passkeyChallenge(ctx, tx, t, in, c, *req.ClientPublicKey)
+			return err
+		}
+		if err := s.canSend(t.Env, c.Type); err != nil {
 			return err
 		}
 		if issued, err = s.issueOTPTx(ctx, tx, &c); err != nil {

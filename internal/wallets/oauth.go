@@ -102,6 +102,12 @@ func PeekIssuer(token string) (string, error) {
 // acceptedIssuer is the tenant's issuer iss and its client ids (empty: any
 // audience, the sandbox issuer unless configured), or INVALID_INPUT.
 func (o *OIDC) acceptedIssuer(t store.Tenant, cfg *platformconfig.EmbeddedWalletConfig, iss string) ([]string, error) {
+	sandboxIssuer := o.Sandbox != nil && iss == o.Sandbox.URL
+	if sandboxIssuer && t.Env != store.EnvSandbox {
+		// Sandbox tokens mint its tokens: production never trusts it, even
+		// when configured.
+		return nil, apierr.InvalidInput("The sandbox OIDC issuer is not accepted in production")
+	}
 	if cfg != nil {
 		if is, ok := cfg.OAuthIssuer(iss); ok {
 			return is.ClientIDs, nil
@@ -167,7 +173,18 @@ func (o *OIDC) verify(ctx context.Context, t store.Tenant, cfg *platformconfig.E
 	}
 	tok, err := p.Verifier(&oidc.Config{SkipClientIDCheck: true, Now: func() time.Time { return now }}).Verify(ctx, raw)
 	if err != nil {
+		if strings.Contains(err.Error(), "fetching keys") { // go-oidc's wording for an unreachable JWKS
+			return oauthIdentity{}, apierr.New("COUNTERPARTY_SERVER_ERROR", "The OIDC issuer's keys could not be read from "+short(iss))
+		}
 		return oauthIdentity{}, tokenRefused(err.Error())
+	}
+	var extra struct {
+		Email    string `json:"email"`
+		Platform string `json:"platform"`
+	}
+	_ = tok.Claims(&extra)
+	if o.Sandbox != nil && iss == o.Sandbox.URL && extra.Platform != t.PlatformID {
+		return oauthIdentity{}, tokenRefused("the sandbox issuer signed it for another platform")
 	}
 	id := oauthIdentity{Issuer: tok.Issuer, Subject: tok.Subject, nonce: tok.Nonce, issuedAt: tok.IssuedAt, audiences: tok.Audience}
 	if id.Audience, err = pickAudience(tok.Audience, clientIDs); err != nil {
@@ -181,12 +198,7 @@ func (o *OIDC) verify(ctx context.Context, t store.Tenant, cfg *platformconfig.E
 			return oauthIdentity{}, err
 		}
 	}
-	var extra struct {
-		Email string `json:"email"`
-	}
-	if tok.Claims(&extra) == nil {
-		id.email = extra.Email
-	}
+	id.email = extra.Email
 	return id, nil
 }
 
@@ -279,6 +291,13 @@ func (s *Service) verifyOAuth(ctx context.Context, t store.Tenant, credID string
 		}
 		if bound.Issuer != tok.Issuer || !slices.Contains(tok.audiences, bound.Audience) || bound.Subject != tok.Subject {
 			return tokenRefused("its iss, aud and sub are not those of this credential")
+		}
+		// A token opens one session: a replay (within its 60 s) is refused.
+		sum := sha256.Sum256([]byte(*req.OidcToken))
+		if err := tx.UseProof(ctx, t, store.ProofOIDCToken, hex.EncodeToString(sum[:]), c.ID, tx.Now()); errors.Is(err, store.ErrConflict) {
+			return tokenRefused("it was already used to open a session; sign in again for a fresh token")
+		} else if err != nil {
+			return err
 		}
 		out.Result, err = s.newSessionTx(ctx, tx, &c, *req.ClientPublicKey)
 		return err

@@ -41,7 +41,7 @@ func TestOIDCVerify_R_EWA_09(t *testing.T) {
 	sandbox := store.Tenant{PlatformID: "p", Env: store.EnvSandbox}
 	now := time.Now().Truncate(time.Second)
 	sign := func(aud string, iat time.Time) string {
-		tok, err := iss.Sign(TokenRequest{Subject: "s", Audience: aud, Nonce: "n", IssuedAt: iat, Lifetime: time.Hour})
+		tok, err := iss.Sign(TokenRequest{Subject: "s", Audience: aud, Nonce: "n", IssuedAt: iat, Lifetime: time.Hour, Platform: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,8 +70,17 @@ func TestOIDCVerify_R_EWA_09(t *testing.T) {
 	if _, err := o.verify(context.Background(), prod, nil, sign("app", now), now, true); code(err) != apierr.CodeInvalidInput {
 		t.Errorf("production, sandbox issuer: %v", err)
 	}
-	if _, err := o.verify(context.Background(), prod, cfg, sign("web", now), now, true); err != nil {
+	if _, err := o.verify(context.Background(), prod, cfg, sign("web", now), now, true); code(err) != apierr.CodeInvalidInput {
+		t.Errorf("production, sandbox issuer configured: %v", err)
+	}
+	// A real issuer configured in production is fetched and verified.
+	if _, err := (&OIDC{}).verify(context.Background(), prod, cfg, sign("web", now), now, true); err != nil {
 		t.Errorf("production, configured issuer: %v", err)
+	}
+	// The sandbox issuer's tokens are bound to the platform that asked.
+	other := store.Tenant{PlatformID: "q", Env: store.EnvSandbox}
+	if _, err := o.verify(context.Background(), other, nil, sign("app", now), now, true); code(err) != apierr.CodeUnauthorized {
+		t.Errorf("another platform's sandbox token: %v", err)
 	}
 }
 

@@ -100,6 +100,9 @@ type TokenRequest struct {
 	Email    string
 	IssuedAt time.Time
 	Lifetime time.Duration
+	// Platform is the platform whose sandbox token asked for the token
+	// (claim "platform"); only that platform's credentials accept it.
+	Platform string
 }
 
 // Sign issues an ID token (ES256 JWT).
@@ -115,10 +118,11 @@ func (s *SandboxIssuer) Sign(r TokenRequest) (string, error) {
 	}
 	claims := struct {
 		jwt.Claims
-		Nonce string `json:"nonce,omitempty"`
-		Email string `json:"email,omitempty"`
+		Nonce    string `json:"nonce,omitempty"`
+		Email    string `json:"email,omitempty"`
+		Platform string `json:"platform,omitempty"`
 	}{Claims: jwt.Claims{Issuer: s.URL, Subject: r.Subject, Audience: jwt.Audience{r.Audience},
 		IssuedAt: jwt.NewNumericDate(r.IssuedAt), Expiry: jwt.NewNumericDate(r.IssuedAt.Add(r.Lifetime))},
-		Nonce: r.Nonce, Email: r.Email}
+		Nonce: r.Nonce, Email: r.Email, Platform: r.Platform}
 	return jwt.Signed(signer).Claims(claims).Serialize()
 }

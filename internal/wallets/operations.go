@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/events"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/platformconfig"
 	"github.com/paymentsd/paymentsd/internal/signedretry"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
@@ -85,7 +87,9 @@ func (s *Service) SetPrivacy(ctx context.Context, t store.Tenant, in signedretry
 // ExportResult is the answer of a completed export.
 type ExportResult struct {
 	ID                         string `json:"id"`
-	EncryptedWalletCredentials string `json:"encryptedWalletCredentials"`
+	EncryptedWalletCredentials string `json:"encryptedWalletCredentials,omitempty"`
+	// Status is PROCESSING while an approval gates the export.
+	Status string `json:"status,omitempty"`
 }
 
 // exportedCredentials is the plaintext of encryptedWalletCredentials.
@@ -99,7 +103,10 @@ type exportedCredentials struct {
 // ephemeral clientPublicKey of the request (R-IACCT-10, R-IACCT-11). The
 // key is bound into the payload and the body, so a retry with another key
 // is refused (R-IACCT-14); a delivered export burns its Request-Id
-// (R-IACCT-13).
+// (R-IACCT-13). When the platform requires approval of exports, the first
+// valid retry leaves the request PROCESSING and answers status PROCESSING;
+// the byte-identical retry answers the same until the platform approves
+// (ApproveExport), then delivers (R-IACCT-12).
 func (s *Service) Export(ctx context.Context, t store.Tenant, in signedretry.Incoming, accountID string, req ClientKeyRequest) (Outcome[ExportResult], error) {
 	if err := req.ValidateRequired(); err != nil {
 		return Outcome[ExportResult]{}, err
@@ -115,6 +122,10 @@ func (s *Service) Export(ctx context.Context, t store.Tenant, in signedretry.Inc
 			Parameters: map[string]string{"clientPublicKey": strings.ToLower(*req.ClientPublicKey)}}, "", keyPolicy{})
 		if err != nil || ch != nil {
 			out.Challenge = ch
+			return err
+		}
+		if waiting, err := exportWaits(ctx, tx, t, claimed); err != nil || waiting {
+			out.Result = ExportResult{ID: a.ID, Status: signedretry.StatusProcessing}
 			return err
 		}
 		sealed, err := s.sealExport(ctx, tx.Q, t, a.ID, *req.ClientPublicKey)
@@ -157,4 +168,81 @@ func (s *Service) VerifyQuoteStamp(ctx context.Context, tx *store.Tx, t store.Te
 		return err
 	})
 	return err
+}
+
+// exportApproved marks, in a PROCESSING export's result, the platform's
+// approval.
+const exportApproved = "APPROVED"
+
+// exportWaits reports whether a claimed export must wait for approval: one
+// already PROCESSING until it is approved; a new one when the platform
+// requires approval (it becomes PROCESSING).
+func exportWaits(ctx context.Context, tx *store.Tx, t store.Tenant, c signedretry.Claimed) (bool, error) {
+	if c.Request.Status == signedretry.StatusProcessing {
+		return c.Request.Result != exportApproved, nil
+	}
+	cfg, err := platformconfig.EmbeddedWallets(ctx, tx.Q, t)
+	if err != nil || cfg == nil || cfg.ExportRequiresApproval == nil || !*cfg.ExportRequiresApproval {
+		return false, err
+	}
+	return true, signedretry.Processing(ctx, tx, c)
+}
+
+// ExportApproval is the body of POST /internal-accounts/{id}/export/approve.
+type ExportApproval struct {
+	RequestID *string `json:"requestId"`
+}
+
+// Validate checks the request on its own.
+func (r *ExportApproval) Validate() error {
+	var f apierr.Fields
+	if r.RequestID == nil || *r.RequestID == "" {
+		f.Add("requestId", apierr.Required, "is required: the requestId of the export waiting for approval")
+	}
+	return f.Err()
+}
+
+// WalletOperation is the data of wallet_operation.completed.
+type WalletOperation struct {
+	RequestID string `json:"requestId"`
+	AccountID string `json:"accountId"`
+	Operation string `json:"operation"`
+	Status    string `json:"status"`
+}
+
+// ApproveExport is the platform's approval of an export waiting for it:
+// the client's next identical retry delivers, and wallet_operation.completed
+// says so (R-IACCT-15). Approving twice changes nothing more.
+func (s *Service) ApproveExport(ctx context.Context, t store.Tenant, accountID string, req ExportApproval) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	return s.DB.InTx(ctx, func(tx *store.Tx) error {
+		a, err := wallet(ctx, tx.Q, t, accountID)
+		if err != nil {
+			return err
+		}
+		notFound := apierr.NotFound("REQUEST_NOT_FOUND", "Export "+short(*req.RequestID)+" of this wallet")
+		if !id.Valid(id.Request, *req.RequestID) {
+			return notFound
+		}
+		r, err := tx.LockSignedRequest(ctx, t, *req.RequestID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (r.AccountID != a.ID || r.Operation != OpExport)) {
+			return notFound
+		}
+		switch {
+		case err != nil:
+			return err
+		case r.Status != signedretry.StatusProcessing:
+			return apierr.Conflict("This export is not waiting for approval (it is " + r.Status + ")")
+		case r.Result == exportApproved:
+			return nil
+		}
+		if err := tx.FinishSignedRequest(ctx, t, r.ID, signedretry.StatusProcessing, exportApproved, tx.Now()); err != nil {
+			return err
+		}
+		_, err = events.Emit(ctx, tx, t, events.WalletOperationCompleted, a.ID,
+			WalletOperation{RequestID: r.ID, AccountID: a.ID, Operation: OpExport, Status: signedretry.StatusCompleted})
+		return err
+	})
 }

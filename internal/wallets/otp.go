@@ -35,26 +35,40 @@ type OTPSender interface {
 	SendOTP(ctx context.Context, m OTPMessage) error
 }
 
-// SandboxSender is the sandbox's adapter: sandbox codes are always zeros
-// (000000 at the default length), so nothing is delivered.
-type SandboxSender struct{}
-
-// SendOTP delivers nothing: the sandbox code is known.
-func (SandboxSender) SendOTP(context.Context, OTPMessage) error { return nil }
-
 // SandboxCode is the sandbox code of a length.
 func SandboxCode(n int) string { return strings.Repeat("0", n) }
 
-// senderFor is the adapter of an environment: sandbox never sends; the
-// production one is Service.Sender, which the server configures.
-func (s *Service) senderFor(env string) (OTPSender, error) {
+// senderFor is the adapter of an environment and channel: the sandbox
+// records messages (SandboxSender); production uses Service.Sender, which
+// the server configures. Production without an adapter for the channel is
+// refused before anything changes.
+func (s *Service) senderFor(env, channel string) (OTPSender, error) {
 	if env == store.EnvSandbox {
-		return SandboxSender{}, nil
+		return SandboxSender{DB: s.DB}, nil
 	}
-	if s.Sender == nil {
-		return nil, apierr.InvalidInput("No one-time-code sender is configured on this server for production; OTP credentials cannot be challenged")
+	sender := s.Sender
+	if mux, ok := sender.(Senders); ok {
+		sender = mux.For(channel)
 	}
-	return s.Sender, nil
+	if sender == nil {
+		what := "email (SMTP)"
+		if channel == TypeSMSOTP {
+			what = "SMS (Twilio)"
+		}
+		return nil, apierr.InvalidInput("No " + what + " sender is configured on this server for production; " +
+			channel + " credentials cannot receive codes until the operator configures one")
+	}
+	return sender, nil
+}
+
+// canSend refuses, before anything is stored, a code that could not be
+// delivered.
+func (s *Service) canSend(env, typ string) error {
+	if typ != TypeEmailOTP && typ != TypeSMSOTP {
+		return nil
+	}
+	_, err := s.senderFor(env, typ)
+	return err
 }
 
 const digitsAlphabet = "0123456789"
@@ -134,7 +148,7 @@ func (s *Service) issueOTPTx(ctx context.Context, tx *store.Tx, c *store.WalletC
 // delivery leaves the credential as it is: the client asks for a new
 // challenge.
 func (s *Service) send(ctx context.Context, o issuedOTP) error {
-	sender, err := s.senderFor(o.msg.Tenant.Env)
+	sender, err := s.senderFor(o.msg.Tenant.Env, o.msg.Channel)
 	if err != nil {
 		return err
 	}

@@ -132,7 +132,7 @@ func registerPasskey(ctx context.Context, tx *store.Tx, c *store.WalletCredentia
 		return err
 	}
 	sum := sha256.Sum256(challenge)
-	if err := tx.UsePasskeyChallenge(ctx, c.Tenant, hex.EncodeToString(sum[:]), c.ID, tx.Now()); errors.Is(err, store.ErrConflict) {
+	if err := tx.UseProof(ctx, c.Tenant, store.ProofPasskeyChallenge, hex.EncodeToString(sum[:]), c.ID, tx.Now()); errors.Is(err, store.ErrConflict) {
 		var f apierr.Fields
 		f.Add("challenge", apierr.Enum, "was already used to register a passkey; each registration needs a fresh challenge")
 		return f.Err()
