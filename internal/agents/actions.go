@@ -114,7 +114,7 @@ func (s *Service) renderAction(ctx context.Context, q store.Q, a store.AgentActi
 	out := Action{ID: a.ID, AgentID: a.AgentID, CustomerID: a.CustomerID, PlatformCustomerID: c.PlatformCustomerID,
 		Status: a.Status, Type: a.Type, ExpiresAt: a.ExpiresAt, RejectionReason: a.RejectionReason,
 		FailureReason: a.FailureReason, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
-	if a.QuoteID != "" {
+	if a.QuoteID != "" && a.Type == TypeExecuteQuote {
 		qt, _, err := s.Quotes.Read(ctx, q, a.Tenant, a.QuoteID)
 		if err != nil {
 			return Action{}, err
