@@ -177,9 +177,15 @@ func (s *Service) submit(ctx context.Context, c Caller, q quotes.Quote, typ stri
 	row := store.AgentAction{ID: id.New(id.AgentAction), Tenant: c.Agent.Tenant, AgentID: c.Agent.ID,
 		CustomerID: c.Agent.CustomerID, Type: typ, QuoteID: q.ID, TransactionID: q.TransactionID,
 		Amount: amount, NeedsApproval: approval, Details: details}
-	if approval {
+	var moved *priceMoved
+	switch perr := s.checkPrice(ctx, c.Agent.Tenant, q); {
+	case approval:
 		row, err = s.submitForApproval(ctx, c, row)
-	} else {
+	case errors.As(perr, &moved):
+		row, err = s.recordMoved(ctx, row)
+	case perr != nil:
+		return Action{}, perr
+	default:
 		row, err = s.executeNow(ctx, c, row)
 	}
 	if err != nil {
@@ -287,4 +293,19 @@ func (s *Service) decideApproved(ctx context.Context, tx *store.Tx, c Caller, a 
 		return cur, err
 	}
 	return s.decide(ctx, tx, a.Tenant, a.AgentID, a.ID, evApprove, nil)
+}
+
+// recordMoved stores the action FAILED with PRICE_MOVED: nothing is sent
+// (R-AGENT-31).
+func (s *Service) recordMoved(ctx context.Context, row store.AgentAction) (store.AgentAction, error) {
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		to, err := next("", evSubmitMoved)
+		if err != nil {
+			return err
+		}
+		now := tx.Now().UTC().Truncate(time.Microsecond)
+		row.Status, row.FailureReason, row.CreatedAt, row.UpdatedAt = to, FailPriceMoved, now, now
+		return tx.InsertAgentAction(ctx, row)
+	})
+	return row, err
 }

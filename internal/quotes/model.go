@@ -89,6 +89,12 @@ type Request struct {
 	LookupID              *string                      `json:"lookupId"`
 	PlatformFeeOverride   *pricing.PlatformFeeOverride `json:"platformFeeOverride"`
 	SenderCustomerInfo    map[string]string            `json:"senderCustomerInfo"`
+
+	// Set by package agents, never from a request body: a CHAIN_ADDRESS
+	// destination shown with its address, and the least the quote may
+	// deliver when it executes (R-AGENT-30).
+	ChainAddress           *string `json:"-"`
+	MinimumReceivingAmount *int64  `json:"-"`
 }
 
 func str(p *string) string {
@@ -202,7 +208,12 @@ type QuoteDestination struct {
 	PaymentRail     string `json:"paymentRail,omitempty"`
 	UmaAddress      string `json:"umaAddress,omitempty"`
 	Currency        string `json:"currency,omitempty"`
+	Address         string `json:"address,omitempty"`
 }
+
+// DestChainAddress is an agent quote's destination: a chain address paid in
+// USDB (R-AGENT-30).
+const DestChainAddress = "CHAIN_ADDRESS"
 
 // Quote is the API resource (Part A "Quote").
 type Quote struct {
@@ -230,6 +241,7 @@ type Quote struct {
 	StatementDescriptor     string              `json:"statementDescriptor,omitempty"`
 	LockedCurrencySide      string              `json:"lockedCurrencySide"`
 	LockedCurrencyAmount    int64               `json:"lockedCurrencyAmount"`
+	MinimumReceivingAmount  int64               `json:"minimumReceivingAmount,omitempty"`
 }
 
 // How a quote's money is taken and where it goes.
