@@ -45,6 +45,7 @@ const (
 const (
 	evSubmitAuto     = "submit, policy allows it"
 	evSubmitApproval = "submit, policy requires approval"
+	evSubmitMoved    = "submit, price moved below the quote's minimum"
 	evApprove        = "approve, operation executed"
 	evApproveFailed  = "approve, operation failed (quote expired, price moved, limits, funds)"
 	evReject         = "reject"
@@ -59,6 +60,7 @@ type transition struct{ From, Event, To string }
 var transitions = []transition{
 	{"", evSubmitAuto, StatusApproved},
 	{"", evSubmitApproval, StatusPendingApproval},
+	{"", evSubmitMoved, StatusFailed},
 	{StatusPendingApproval, evApprove, StatusApproved},
 	{StatusPendingApproval, evApproveFailed, StatusFailed},
 	{StatusPendingApproval, evReject, StatusRejected},
@@ -114,7 +116,7 @@ func (s *Service) renderAction(ctx context.Context, q store.Q, a store.AgentActi
 	out := Action{ID: a.ID, AgentID: a.AgentID, CustomerID: a.CustomerID, PlatformCustomerID: c.PlatformCustomerID,
 		Status: a.Status, Type: a.Type, ExpiresAt: a.ExpiresAt, RejectionReason: a.RejectionReason,
 		FailureReason: a.FailureReason, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
-	if a.QuoteID != "" {
+	if a.QuoteID != "" && a.Type == TypeExecuteQuote {
 		qt, _, err := s.Quotes.Read(ctx, q, a.Tenant, a.QuoteID)
 		if err != nil {
 			return Action{}, err
@@ -278,7 +280,10 @@ func (s *Service) Approve(ctx context.Context, t store.Tenant, agentID, actionID
 	if err != nil {
 		return Action{}, err
 	}
-	err = s.executeApproved(ctx, Caller{Agent: agent, Policy: p}, a)
+	err = s.priceStillHolds(ctx, t, a)
+	if err == nil {
+		err = s.executeApproved(ctx, Caller{Agent: agent, Policy: p}, a)
+	}
 	if failure, ok := failureOf(err); ok {
 		err = s.fail(ctx, t, agentID, actionID, failure)
 	}
@@ -297,6 +302,10 @@ func (s *Service) Approve(ctx context.Context, t store.Tenant, agentID, actionID
 func failureOf(err error) (string, bool) {
 	if err == nil {
 		return "", false
+	}
+	var moved *priceMoved
+	if errors.As(err, &moved) {
+		return FailPriceMoved, true
 	}
 	var lim *limitError
 	if errors.As(err, &lim) {
@@ -355,4 +364,17 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// priceStillHolds checks a quote action's minimumReceivingAmount against the
+// price now (R-AGENT-31).
+func (s *Service) priceStillHolds(ctx context.Context, t store.Tenant, a store.AgentAction) error {
+	if a.QuoteID == "" {
+		return nil
+	}
+	q, _, err := s.Quotes.Read(ctx, s.DB.Read(), t, a.QuoteID)
+	if err != nil {
+		return err
+	}
+	return s.checkPrice(ctx, t, q)
 }

@@ -12,7 +12,7 @@ import (
 // nothing else: every other (status, event) pair is refused.
 func TestTransitions_EveryRow(t *testing.T) {
 	statuses := []string{"", StatusPendingApproval, StatusApproved, StatusRejected, StatusFailed}
-	events := []string{evSubmitAuto, evSubmitApproval, evApprove, evApproveFailed, evReject, evExpire}
+	events := []string{evSubmitAuto, evSubmitApproval, evSubmitMoved, evApprove, evApproveFailed, evReject, evExpire}
 	want := map[[2]string]string{}
 	for _, tr := range transitions {
 		want[[2]string{tr.From, tr.Event}] = tr.To

@@ -160,6 +160,12 @@ func (s *Service) ExecuteQuote(ctx context.Context, c Caller, quoteID string) (A
 	if err != nil {
 		return Action{}, err
 	}
+	return s.submit(ctx, c, q, TypeExecuteQuote, nil)
+}
+
+// submit applies the policy to an operation priced by quote q and runs or
+// queues it as an action of type typ.
+func (s *Service) submit(ctx context.Context, c Caller, q quotes.Quote, typ string, details []byte) (Action, error) {
 	amount, err := s.amountIn(ctx, c.Agent.Tenant.Env, q.TotalSendingAmount, q.SendingCurrency.Code, c.Policy.SpendingLimits.Currency)
 	if err != nil {
 		return Action{}, err
@@ -169,11 +175,17 @@ func (s *Service) ExecuteQuote(ctx context.Context, c Caller, quoteID string) (A
 		return Action{}, err
 	}
 	row := store.AgentAction{ID: id.New(id.AgentAction), Tenant: c.Agent.Tenant, AgentID: c.Agent.ID,
-		CustomerID: c.Agent.CustomerID, Type: TypeExecuteQuote, QuoteID: q.ID, TransactionID: q.TransactionID,
-		Amount: amount, NeedsApproval: approval}
-	if approval {
+		CustomerID: c.Agent.CustomerID, Type: typ, QuoteID: q.ID, TransactionID: q.TransactionID,
+		Amount: amount, NeedsApproval: approval, Details: details}
+	var moved *priceMoved
+	switch perr := s.checkPrice(ctx, c.Agent.Tenant, q); {
+	case approval:
 		row, err = s.submitForApproval(ctx, c, row)
-	} else {
+	case errors.As(perr, &moved):
+		row, err = s.recordMoved(ctx, row)
+	case perr != nil:
+		return Action{}, perr
+	default:
 		row, err = s.executeNow(ctx, c, row)
 	}
 	if err != nil {
@@ -253,7 +265,9 @@ func (s *Service) executeNow(ctx context.Context, c Caller, row store.AgentActio
 // moving to APPROVED in the same transaction, counting against the policy
 // as it stands now.
 func (s *Service) executeApproved(ctx context.Context, c Caller, a store.AgentAction) error {
-	if a.Type != TypeExecuteQuote {
+	switch a.Type {
+	case TypeExecuteQuote, TypeTransferOut, TypeTransferIn:
+	default:
 		return errors.New("agents: unknown action type " + a.Type)
 	}
 	_, err := s.Quotes.ExecuteWith(ctx, c.Agent.Tenant, a.QuoteID, s.hooks(c, func(ctx context.Context, tx *store.Tx, q quotes.Quote) error {
@@ -279,4 +293,19 @@ func (s *Service) decideApproved(ctx context.Context, tx *store.Tx, c Caller, a 
 		return cur, err
 	}
 	return s.decide(ctx, tx, a.Tenant, a.AgentID, a.ID, evApprove, nil)
+}
+
+// recordMoved stores the action FAILED with PRICE_MOVED: nothing is sent
+// (R-AGENT-31).
+func (s *Service) recordMoved(ctx context.Context, row store.AgentAction) (store.AgentAction, error) {
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		to, err := next("", evSubmitMoved)
+		if err != nil {
+			return err
+		}
+		now := tx.Now().UTC().Truncate(time.Microsecond)
+		row.Status, row.FailureReason, row.CreatedAt, row.UpdatedAt = to, FailPriceMoved, now, now
+		return tx.InsertAgentAction(ctx, row)
+	})
+	return row, err
 }

@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -27,11 +28,24 @@ type QuoteRequest struct {
 }
 
 // DestinationIn is an agent quote's destination: an ACCOUNT (internal or
-// external) of the agent's customer.
+// external) of the agent's customer, or a CHAIN_ADDRESS paid in USDB
+// (R-AGENT-30) with the least it must deliver.
 type DestinationIn struct {
-	DestinationType *string `json:"destinationType"`
-	AccountID       *string `json:"accountId"`
-	PaymentRail     *string `json:"paymentRail"`
+	DestinationType        *string `json:"destinationType"`
+	AccountID              *string `json:"accountId"`
+	PaymentRail            *string `json:"paymentRail"`
+	Address                *string `json:"address"`
+	MinimumReceivingAmount *int64  `json:"minimumReceivingAmount"`
+}
+
+// ChainCurrency is what a CHAIN_ADDRESS quote sends.
+const ChainCurrency = "USDB"
+
+// MaxAddress bounds a chain address.
+const MaxAddress = 256
+
+func (d *DestinationIn) chain() bool {
+	return d != nil && d.DestinationType != nil && *d.DestinationType == quotes.DestChainAddress
 }
 
 // toQuotes is the platform quote request it becomes.
@@ -52,8 +66,36 @@ func (r QuoteRequest) Validate() error {
 	if r.Source != nil && r.Source.SourceType != nil && *r.Source.SourceType != quotes.SourceAccount {
 		f.Add("source.sourceType", apierr.Enum, "must be ACCOUNT: an internal account of the agent's customer")
 	}
-	if r.Destination != nil && r.Destination.DestinationType != nil && *r.Destination.DestinationType != quotes.DestAccount {
-		f.Add("destination.destinationType", apierr.Enum, "must be ACCOUNT")
+	d := r.Destination
+	if d != nil && d.DestinationType != nil && *d.DestinationType != quotes.DestAccount && !d.chain() {
+		f.Add("destination.destinationType", apierr.Enum, "must be ACCOUNT or CHAIN_ADDRESS")
+	}
+	if d.chain() {
+		switch {
+		case d.Address == nil || *d.Address == "":
+			f.Add("destination.address", apierr.Required, "is required for a CHAIN_ADDRESS destination")
+		case len(*d.Address) > MaxAddress:
+			f.Add("destination.address", apierr.MaxLength, "must be at most %d characters", MaxAddress)
+		}
+		if d.AccountID != nil {
+			f.Add("destination.accountId", apierr.AdditionalProperties, "is not used with a CHAIN_ADDRESS destination")
+		}
+		if m := d.MinimumReceivingAmount; m != nil && *m <= 0 {
+			f.Add("destination.minimumReceivingAmount", apierr.Minimum, "must be a positive integer")
+		}
+		// The quote's own checks run once the address has an account.
+		chainless := r
+		placeholder := "ExternalAccount:chain"
+		acc := quotes.DestAccount
+		chainless.Destination = &DestinationIn{DestinationType: &acc, AccountID: &placeholder}
+		req := chainless.toQuotes()
+		return apierr.MergeFields(f.Err(), req.Validate())
+	}
+	if d != nil && d.MinimumReceivingAmount != nil {
+		f.Add("destination.minimumReceivingAmount", apierr.AdditionalProperties, "is only for a CHAIN_ADDRESS destination")
+	}
+	if d != nil && d.Address != nil {
+		f.Add("destination.address", apierr.AdditionalProperties, "is only for a CHAIN_ADDRESS destination")
 	}
 	req := r.toQuotes()
 	return apierr.MergeFields(f.Err(), req.Validate())
@@ -99,14 +141,18 @@ func (s *Service) CreateQuote(ctx context.Context, c Caller, req QuoteRequest) (
 	if err := req.Validate(); err != nil {
 		return quotes.Quote{}, err
 	}
-	src, dst := *req.Source.AccountID, *req.Destination.AccountID
-	for _, a := range []string{src, dst} {
-		if err := ownAccount(ctx, s.DB.Read(), c, a); err != nil {
-			return quotes.Quote{}, err
-		}
+	src := *req.Source.AccountID
+	if err := ownAccount(ctx, s.DB.Read(), c, src); err != nil {
+		return quotes.Quote{}, err
 	}
 	if allowed := c.Policy.AccountRestrictions.AllowedAccountIDs; allowed != nil && !slices.Contains(allowed, src) {
 		return quotes.Quote{}, apierr.Forbidden("The agent's policy does not allow account " + src)
+	}
+	if req.Destination.chain() {
+		return s.chainQuote(ctx, c, req)
+	}
+	if err := ownAccount(ctx, s.DB.Read(), c, *req.Destination.AccountID); err != nil {
+		return quotes.Quote{}, err
 	}
 	return s.Quotes.Create(ctx, c.Agent.Tenant, req.toQuotes())
 }
@@ -117,4 +163,47 @@ func (s *Service) GetQuote(ctx context.Context, c Caller, quoteID string) (quote
 		return quotes.Quote{}, err
 	}
 	return s.Quotes.Get(ctx, c.Agent.Tenant, quoteID)
+}
+
+// chainQuote quotes a payment of USDB to a chain address: the address
+// becomes (or already is) a SPARK_WALLET external account of the customer,
+// and the quote carries the address and its minimumReceivingAmount.
+func (s *Service) chainQuote(ctx context.Context, c Caller, req QuoteRequest) (quotes.Quote, error) {
+	if s.External == nil {
+		return quotes.Quote{}, apierr.InvalidInput("This server cannot pay chain addresses")
+	}
+	address := *req.Destination.Address
+	ext, err := s.External(ctx, c.Agent.Tenant, c.Agent.CustomerID, ChainCurrency, address)
+	if err != nil {
+		return quotes.Quote{}, err
+	}
+	acc := quotes.DestAccount
+	qr := req
+	qr.Destination = &DestinationIn{DestinationType: &acc, AccountID: &ext}
+	in := qr.toQuotes()
+	in.ChainAddress, in.MinimumReceivingAmount = &address, req.Destination.MinimumReceivingAmount
+	return s.Quotes.Create(ctx, c.Agent.Tenant, in)
+}
+
+// priceMoved: a CHAIN_ADDRESS quote priced now would deliver less than its
+// minimumReceivingAmount (R-AGENT-31).
+type priceMoved struct{ now, min int64 }
+
+func (e *priceMoved) Error() string {
+	return fmt.Sprintf("agents: priced now the quote would deliver %d, below its minimumReceivingAmount %d", e.now, e.min)
+}
+
+// checkPrice prices a quote with a minimum again (R-AGENT-31).
+func (s *Service) checkPrice(ctx context.Context, t store.Tenant, q quotes.Quote) error {
+	if q.MinimumReceivingAmount <= 0 {
+		return nil
+	}
+	now, err := s.Quotes.Repriced(ctx, t, q.ID)
+	if err != nil {
+		return err
+	}
+	if now < q.MinimumReceivingAmount {
+		return &priceMoved{now: now, min: q.MinimumReceivingAmount}
+	}
+	return nil
 }

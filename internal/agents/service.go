@@ -44,6 +44,10 @@ type Service struct {
 	// Convert converts an amount between currencies at the current rate,
 	// rounding up (amounts are compared against limits).
 	Convert func(ctx context.Context, env string, amount int64, from, to string) (int64, error)
+	// External returns the id of the customer's SPARK_WALLET external
+	// account in currency at address, creating it when there is none (the
+	// CHAIN_ADDRESS destination of agent quotes).
+	External func(ctx context.Context, t store.Tenant, customerID, currency, address string) (string, error)
 	// Guesses limits device-code attempts per caller (nil: a default of
 	// 1 attempt per second, bursts of 10).
 	Guesses *ratelimit.Limiter

@@ -75,6 +75,10 @@ var postActions = map[string]string{
 	"POST /agents/me/quotes":                            "agent credential (see above); a repeated quote moves no money and expires unexecuted",
 	"POST /agents/me/quotes/{quoteId}/execute":          "agent credential (see above); a quote has one action: a repeat is 409 and never executes twice",
 	"POST /agents/me/external-accounts":                 "agent credential (see above); the same account twice is 409 DUPLICATE_EXTERNAL_ACCOUNT",
+	"POST /agents/me/transfer-out":                      "agent credential (see above); each is a new action on a new quote, refused or counted by the policy",
+	"POST /agents/me/transfer-in":                       "agent credential (see above); each is a new action on a new quote, refused or counted by the policy",
+	"POST /agents/me/kyc-link":                          "agent credential (see above); each call issues a fresh hosted link for the same customer, moving nothing",
+	"POST /agents/me/verifications":                     "agent credential (see above); submits the agent's one customer, whose status decides the answer (final: 400)",
 }
 
 // Issue 16, item 10: every POST that creates something honours

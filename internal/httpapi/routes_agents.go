@@ -17,6 +17,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/currency"
+	"github.com/paymentsd/paymentsd/internal/externalaccounts"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/wallets"
 )
@@ -53,6 +54,7 @@ func (s *Server) agentService() *agents.Service {
 	}
 	fresh := agents.New(s.db, s.quoteService(), s.walletService(), s.log)
 	fresh.Convert = s.convertAmount
+	fresh.External = s.chainAccount
 	svc, loaded := agentServices.LoadOrStore(s, fresh)
 	if !loaded {
 		w := s.walletService()
@@ -396,4 +398,51 @@ func (d agentDelegation) Revoked(ctx context.Context, tx *store.Tx, key store.De
 		return d.next.Revoked(ctx, tx, key)
 	}
 	return nil
+}
+
+// chainAccount returns the customer's SPARK_WALLET external account in cur
+// at address, creating it when there is none: the account an agent's
+// CHAIN_ADDRESS quote pays (R-AGENT-30).
+func (s *Server) chainAccount(ctx context.Context, t store.Tenant, customerID, cur, address string) (string, error) {
+	ext := s.externalAccountService()
+	typ := "SPARK_WALLET"
+	if id, ok, err := findChainAccount(ctx, ext, t, customerID, cur, address); err != nil || ok {
+		return id, err
+	}
+	a, err := ext.Create(ctx, t, externalaccounts.CreateRequest{CustomerID: &customerID, Currency: &cur,
+		AccountInfo: &externalaccounts.AccountInfo{AccountType: &typ, Address: &address}})
+	if e, isAPI := apierr.From(err); isAPI && e.Code == "DUPLICATE_EXTERNAL_ACCOUNT" {
+		// Created meanwhile by a concurrent quote.
+		if id, ok, err := findChainAccount(ctx, ext, t, customerID, cur, address); err != nil || ok {
+			return id, err
+		}
+	}
+	if err != nil {
+		var f apierr.Fields
+		if e, isAPI := apierr.From(err); isAPI && e.Status == http.StatusBadRequest {
+			f.Add("destination.address", apierr.Format, "is not an address this server can pay in %s: %s", cur, e.Reason)
+			return "", f.Err()
+		}
+		return "", err
+	}
+	return a.ID, nil
+}
+
+func findChainAccount(ctx context.Context, ext *externalaccounts.Service, t store.Tenant, customerID, cur, address string) (string, bool, error) {
+	after := ""
+	for {
+		list, _, err := ext.List(ctx, t, store.ExternalAccountFilter{CustomerID: customerID, AccountType: "SPARK_WALLET", Currency: cur}, after, 100)
+		if err != nil {
+			return "", false, err
+		}
+		for _, a := range list {
+			if a.AccountInfo.Address != nil && *a.AccountInfo.Address == address {
+				return a.ID, true, nil
+			}
+		}
+		if len(list) < 100 {
+			return "", false, nil
+		}
+		after = list[len(list)-1].ID
+	}
 }

@@ -30,6 +30,9 @@ func (s *Server) agentOwnRoutes(h *agentHandlers) {
 	s.handle(route{pattern: "GET /agents/me/external-accounts", agent: true, agentNeeds: agents.PermManageExternalAccounts, query: listQuery("accountType", "status", "currency"), h: me.externalAccounts})
 	s.handle(route{pattern: "GET /agents/me/external-accounts/{externalAccountId}", agent: true, agentNeeds: agents.PermManageExternalAccounts, h: me.externalAccount})
 	s.handle(route{pattern: "DELETE /agents/me/external-accounts/{externalAccountId}", agent: true, agentNeeds: agents.PermManageExternalAccounts, h: me.deleteExternal})
+	// Deprecated, as the reference still lists them (CREATE_TRANSFERS).
+	s.handle(route{pattern: "POST /agents/me/transfer-out", agent: true, agentNeeds: agents.PermCreateTransfers, h: me.agentTransfer(true)})
+	s.handle(route{pattern: "POST /agents/me/transfer-in", agent: true, agentNeeds: agents.PermCreateTransfers, h: me.agentTransfer(false)})
 }
 
 type agentMeHandlers struct {
@@ -215,4 +218,21 @@ func (h *agentMeHandlers) deleteExternal(w http.ResponseWriter, r *http.Request)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// agentTransfer serves the deprecated transfer-out (out) and transfer-in:
+// the answer is the AgentAction, 201.
+func (h *agentMeHandlers) agentTransfer(out bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req agents.TransferRequest
+		if err := decode(r, &req, func(req agents.TransferRequest) error { return req.Validate(out) }); err != nil {
+			return err
+		}
+		a, err := h.svc.Transfer(r.Context(), agentCaller(r), req, out)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, a)
+		return nil
+	}
 }

@@ -93,6 +93,12 @@ type Request struct {
 	// ScaFactor is the preferred factor of the SCA challenge a quote of a
 	// customer who needs SCA carries (default SMS_OTP when enrolled).
 	ScaFactor *string `json:"scaFactor"`
+
+	// Set by package agents, never from a request body: a CHAIN_ADDRESS
+	// destination shown with its address, and the least the quote may
+	// deliver when it executes (R-AGENT-30).
+	ChainAddress           *string `json:"-"`
+	MinimumReceivingAmount *int64  `json:"-"`
 }
 
 func str(p *string) string {
@@ -209,7 +215,12 @@ type QuoteDestination struct {
 	PaymentRail     string `json:"paymentRail,omitempty"`
 	UmaAddress      string `json:"umaAddress,omitempty"`
 	Currency        string `json:"currency,omitempty"`
+	Address         string `json:"address,omitempty"`
 }
+
+// DestChainAddress is an agent quote's destination: a chain address paid in
+// USDB (R-AGENT-30).
+const DestChainAddress = "CHAIN_ADDRESS"
 
 // Quote is the API resource (Part A "Quote").
 type Quote struct {
@@ -242,7 +253,8 @@ type Quote struct {
 	ScaChallenge *sca.Challenge `json:"scaChallenge,omitempty"`
 	// ScaExemption names the exemption under which a quote of a customer
 	// who needs SCA carries no challenge (LOW_VALUE, TRUSTED_BENEFICIARY).
-	ScaExemption string `json:"scaExemption,omitempty"`
+	ScaExemption           string `json:"scaExemption,omitempty"`
+	MinimumReceivingAmount int64  `json:"minimumReceivingAmount,omitempty"`
 }
 
 // How a quote's money is taken and where it goes.

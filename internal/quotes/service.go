@@ -466,6 +466,9 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	if r.plan.Funding == FundInstructions {
 		q.PaymentInstructions = r.instructions
 	}
+	if err := chainDestination(&q, req); err != nil {
+		return Quote{}, noX, err
+	}
 	if r.walletSource {
 		if immediately {
 			return Quote{}, noX, fieldErr("immediatelyExecute", apierr.Enum,
@@ -937,4 +940,51 @@ func (s *Service) Read(ctx context.Context, q store.Q, t store.Tenant, quoteID s
 	}
 	d, err := decodeDoc(row)
 	return d.Quote, row.CustomerID, err
+}
+
+// chainDestination shows an agent's CHAIN_ADDRESS destination and sets the
+// least the quote may deliver (by default what it quotes now).
+func chainDestination(q *Quote, req Request) error {
+	if req.ChainAddress != nil {
+		q.Destination = QuoteDestination{DestinationType: DestChainAddress, Address: *req.ChainAddress,
+			Currency: q.ReceivingCurrency.Code}
+		q.MinimumReceivingAmount = q.TotalReceivingAmount
+	}
+	if m := req.MinimumReceivingAmount; m != nil {
+		if *m > q.TotalReceivingAmount {
+			return fieldErr("destination.minimumReceivingAmount", apierr.Maximum,
+				"is above what the quote delivers now (%d)", q.TotalReceivingAmount)
+		}
+		q.MinimumReceivingAmount = *m
+	}
+	return nil
+}
+
+// Repriced is what a PENDING quote would deliver if priced now, with the
+// platform's current fees and rates (R-AGENT-31).
+func (s *Service) Repriced(ctx context.Context, t store.Tenant, quoteID string) (int64, error) {
+	row, err := s.DB.Read().GetQuote(ctx, t, quoteID, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, quoteNotFound(quoteID)
+	}
+	if err != nil {
+		return 0, err
+	}
+	d, err := decodeDoc(row)
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := s.Config(ctx, t)
+	if err != nil {
+		return 0, err
+	}
+	pr, err := s.Pricing(t.Env).Quote(ctx, pricing.Request{
+		SourceCurrency: d.Plan.SendingCurrency, DestinationCurrency: d.Plan.ReceivingCurrency, Rail: d.Plan.Rail,
+		Side: pricing.Side(d.Quote.LockedCurrencySide), Amount: d.Quote.LockedCurrencyAmount,
+		FeeConfigs: cfg.FeeConfigs, Currencies: cfg.SupportedCurrencies, At: s.DB.Now().UTC(),
+	})
+	if err != nil {
+		return 0, err
+	}
+	return pr.TotalReceivingAmount, nil
 }
