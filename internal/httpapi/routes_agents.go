@@ -16,6 +16,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/agents"
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/cards"
 	"github.com/paymentsd/paymentsd/internal/currency"
 	"github.com/paymentsd/paymentsd/internal/externalaccounts"
 	"github.com/paymentsd/paymentsd/internal/store"
@@ -55,11 +56,7 @@ func (s *Server) agentService() *agents.Service {
 	fresh := agents.New(s.db, s.quoteService(), s.walletService(), s.log)
 	fresh.Convert = s.convertAmount
 	fresh.External = s.chainAccount
-	svc, loaded := agentServices.LoadOrStore(s, fresh)
-	if !loaded {
-		w := s.walletService()
-		w.Delegation = agentDelegation{agents: fresh, next: w.Delegation}
-	}
+	svc, _ := agentServices.LoadOrStore(s, fresh)
 	return svc.(*agents.Service)
 }
 
@@ -364,6 +361,14 @@ func (h *agentHandlers) reject(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
+}
+
+// wireDelegations plugs cards and agents into the wallets' delegated-key
+// seam, in one place, so that the order in which capabilities register their
+// routes cannot decide which of them the wallets consult: agent keys are
+// checked by the agents capability, card keys by the cards capability.
+func (s *Server) wireDelegations() {
+	s.walletService().Delegation = agentDelegation{agents: s.agentService(), next: cards.Delegation{S: s.CardService()}}
 }
 
 // agentDelegation plugs agents into the wallets' Delegation seam: agent

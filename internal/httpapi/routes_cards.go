@@ -34,7 +34,6 @@ func (s *Server) RunCardWork(ctx context.Context) { s.CardService().Run(ctx) }
 // cardRoutes: issuing and lifecycle (R-CARD-01..37, R-IDEM-03, R-IDEM-04).
 func (s *Server) cardRoutes() {
 	svc := s.CardService()
-	s.walletService().Delegation = cards.Delegation{S: svc}
 	s.accountService().CardSettlement = svc.CardSettlement
 	h := &cardHandlers{s: s, svc: svc}
 	s.handle(route{pattern: "POST /cards", need: auth.NeedWrite, idempotent: true, requireIdem: true, h: h.issue})

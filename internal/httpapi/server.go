@@ -142,6 +142,7 @@ func New(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) (*Se
 		s.limiter = ratelimit.New(opts.RateLimit, opts.RateBurst)
 	}
 	s.routes()
+	s.wireDelegations()
 	dash, err := dashboard.New(dashboard.Options{API: s, DB: db, Tokens: s.tokens, Log: log, PublicURL: opts.PublicURL})
 	if err != nil {
 		return nil, err
