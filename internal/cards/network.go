@@ -39,8 +39,10 @@ func result(row store.Transaction, token string) (SimResult, error) {
 	return SimResult{IssuerTransactionToken: token, Transaction: &out}, nil
 }
 
+// newToken is the sandbox network's token of a message: the transaction's
+// uuid (its dashes kept, so no long digit run looks like a card number).
 func newToken(txID string) string {
-	return "sbx_net_" + strings.ReplaceAll(strings.TrimPrefix(txID, id.Transaction+":"), "-", "")
+	return "sbx_net_" + strings.TrimPrefix(txID, id.Transaction+":")
 }
 
 // Authorize applies an authorization-family message: a purchase

@@ -69,6 +69,9 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, c store.Card, ct *car
 			return err
 		}
 	}
+	if rest == "" && event == EvClearedPart {
+		event = EvClearedFinal // nothing is left held for a later clearing
+	}
 	ct.d.SettledAmount += amount
 	ct.d.Clearings++
 	ct.d.HeldAmount = 0
