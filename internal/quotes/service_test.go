@@ -503,14 +503,10 @@ func TestCreate_Refusals(t *testing.T) {
 			{"insufficient", immediate(req(src.ID, dst.ID, "SENDING", 5_001)), 400, "INSUFFICIENT_FUNDS"},
 			{"INR without purpose", req(src.ID, inr.ID, "SENDING", 10_000), 400, "INVALID_INPUT"},
 			{"descriptor on WIRE", wire, 400, "INVALID_INPUT"},
-			// Lookups belong to the UMA capability (internal/uma), which this
-			// service is built without: a UMA destination is refused. An
-			// unknown lookupId (404 LOOKUP_REQUEST_NOT_FOUND) is tested over
-			// the server's wiring in internal/httpapi (uma_pay_test.go).
-			{"UMA without the UMA capability", Request{Source: &SourceIn{SourceType: ptr(SourceAccount), AccountID: ptr(src.ID)},
+			{"UMA without lookup", Request{Source: &SourceIn{SourceType: ptr(SourceAccount), AccountID: ptr(src.ID)},
 				Destination:        &DestinationIn{DestinationType: ptr(DestUMAAddress), UmaAddress: ptr("$bob@example.com"), Currency: ptr("USD")},
 				LockedCurrencySide: ptr("SENDING"), LockedCurrencyAmount: ptr(int64(1_000)), LookupID: ptr("Lookup:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b")},
-				400, "INVALID_RECEIVER"},
+				404, "LOOKUP_REQUEST_NOT_FOUND"},
 			{"instructions executed at once", immediate(Request{Source: &SourceIn{SourceType: ptr(SourceRealtimeFunding), CustomerID: ptr(a), Currency: ptr("USD")},
 				Destination:        &DestinationIn{DestinationType: ptr(DestAccount), AccountID: ptr(dst.ID)},
 				LockedCurrencySide: ptr("SENDING"), LockedCurrencyAmount: ptr(int64(1_000))}), 400, "INVALID_INPUT"},
