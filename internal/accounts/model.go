@@ -91,8 +91,9 @@ type AccountOrWalletInfo struct {
 	Reference     string   `json:"reference,omitempty"`
 }
 
-// CardCapabilities say what a card funded by the account could do. No card
-// program funds from internal accounts yet, so every capability is false.
+// CardCapabilities say what a card funded by the account could do: those
+// of the card program that funds from accounts of its type and currency
+// (CardPrograms), all false when none does.
 type CardCapabilities struct {
 	SupportsSpendLimits               bool `json:"supportsSpendLimits"`
 	SupportsSpendLimitsAtIssuance     bool `json:"supportsSpendLimitsAtIssuance"`
@@ -101,6 +102,11 @@ type CardCapabilities struct {
 	SupportsPanReveal                 bool `json:"supportsPanReveal"`
 	SupportsDigitalWalletTokenization bool `json:"supportsDigitalWalletTokenization"`
 }
+
+// CardPrograms, registered by package cards (as drivers register with
+// database/sql), gives the capabilities of the cards an account of that type
+// and currency may fund, and whether any card program funds from it.
+var CardPrograms func(accountType, currency string) (CardCapabilities, bool)
 
 // RoutingRule is what a RULE_BASED account does with money it receives: it
 // sweeps all of it, at once, to the destination account (R-IACCT-07).

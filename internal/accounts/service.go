@@ -51,6 +51,12 @@ type Service struct {
 	// it is nil no wallet is provisioned: a wallet without a key could never
 	// be used.
 	NewWalletTx func(ctx context.Context, tx *store.Tx, account store.InternalAccount) error
+	// CardSettlement (package cards) tells whether an account had card
+	// activity before end (then the environment's card settlement delay
+	// applies to a statement window ending then) and whether authorizations
+	// made before end are still open (their settlement can still change
+	// it). Without it no account has card activity.
+	CardSettlement func(ctx context.Context, q store.Q, t store.Tenant, accountID string, end time.Time) (activity, open bool, err error)
 }
 
 // Default settlement delays. Production waits a day, the time card
@@ -244,6 +250,11 @@ func render(row store.InternalAccount, b store.LedgerBalance) (InternalAccount, 
 	if row.Type == TypeEmbeddedWallet {
 		private := row.PrivateEnabled
 		out.PrivateEnabled = &private
+	}
+	if CardPrograms != nil && row.CustomerID != "" {
+		if c, ok := CardPrograms(row.Type, row.Currency); ok {
+			out.CardCapabilities = c
+		}
 	}
 	return out, nil
 }

@@ -33,8 +33,9 @@ import (
 // window (a card clearing dated inside it, or a transaction that stamped its
 // time before end and has not committed yet) and the statement could differ
 // between pages or between two reads. After it, the window never changes.
-// No cards exist yet; the delay is kept so that a statement, once served,
-// stays true when they do.
+// The card settlement delay applies to accounts with card activity, which
+// also wait while authorizations made before the window's end are open
+// (settled, below); other accounts wait only for the sandbox delay.
 //
 // Which accounts (R-STMT-10, R-STMT-11): a customer's own USD INTERNAL_FIAT
 // account. Rule-based accounts (their receipts are swept to, and appear on,
@@ -139,11 +140,8 @@ func (s *Service) BalanceChanges(ctx context.Context, t store.Tenant, accountID 
 		return Statement{}, err
 	}
 	now := s.DB.Now()
-	if availableAt := end.Add(s.SettlementDelay(t.Env)); now.Before(availableAt) {
-		return Statement{}, apierr.New("NOT_YET_AVAILABLE",
-			"Card settlement for this window has not closed yet, so its balance changes could still change; retry after "+
-				availableAt.UTC().Format(time.RFC3339)).
-			WithDetails(map[string]any{"availableAt": availableAt.UTC().Format(time.RFC3339Nano)})
+	if err := s.settled(ctx, q, t, acct.ID, end); err != nil {
+		return Statement{}, err
 	}
 	opening, err := q.LedgerPostedSumBefore(ctx, t, acct.LedgerAccountID, &start)
 	if err != nil {
@@ -247,4 +245,35 @@ func (s *Service) ConfirmStatement(ctx context.Context, t store.Tenant, accountI
 		return StatementConfirmation{}, err
 	}
 	return out, nil
+}
+
+// settled refuses a window whose balance changes could still change (409
+// NOT_YET_AVAILABLE): every window until a transaction stamped before its end
+// can no longer be committing (the sandbox delay); for an account with card
+// activity, until the environment's card settlement delay has passed and
+// while authorizations made before its end are still open. Accounts without
+// card activity do not wait for card settlement.
+func (s *Service) settled(ctx context.Context, q store.Q, t store.Tenant, accountID string, end time.Time) error {
+	delay := s.SandboxSettlementDelay
+	activity, open := false, false
+	if s.CardSettlement != nil {
+		var err error
+		if activity, open, err = s.CardSettlement(ctx, q, t, accountID, end); err != nil {
+			return err
+		}
+	}
+	if activity {
+		delay = s.SettlementDelay(t.Env)
+	}
+	if availableAt := end.Add(delay); s.DB.Now().Before(availableAt) {
+		return apierr.New("NOT_YET_AVAILABLE",
+			"Settlement for this window has not closed yet, so its balance changes could still change; retry after "+
+				availableAt.UTC().Format(time.RFC3339)).
+			WithDetails(map[string]any{"availableAt": availableAt.UTC().Format(time.RFC3339Nano)})
+	}
+	if open {
+		return apierr.New("NOT_YET_AVAILABLE",
+			"Card authorizations made before the window ended are still open, so its card settlement could still change; retry once they clear, are reversed or expire")
+	}
+	return nil
 }

@@ -59,6 +59,12 @@ func (s *Service) newCard(ctx context.Context, tx *store.Tx, t store.Tenant, req
 	if err := issuanceLimits(p, req); err != nil {
 		return store.Card{}, "", err
 	}
+	// The tenant's configuration row, locked, serialises issuance per
+	// tenant on PostgreSQL, so two concurrent issues cannot both pass the
+	// live-card count (SQLite's one writer does that already).
+	if _, err := tx.GetPlatformConfig(ctx, t, true); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.Card{}, "", err
+	}
 	if n, err := tx.CountLiveCards(ctx, t); err != nil {
 		return store.Card{}, "", err
 	} else if n >= s.MaxLiveCards {

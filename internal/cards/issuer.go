@@ -24,6 +24,9 @@ type Issuer interface {
 	// Provision asks the issuer for the card. An error is transient: the
 	// card stays PROCESSING and is asked again later.
 	Provision(ctx context.Context, req ProvisionRequest) (ProvisionResult, error)
+	// SetStaticPassword hands a card's static 3-D Secure password to the
+	// issuer, which keeps it; this service never stores it.
+	SetStaticPassword(ctx context.Context, env, cardID, password string) error
 }
 
 // ProvisionRequest is what the issuer is told of a card (never its number:
@@ -96,6 +99,16 @@ func (s SandboxIssuer) Provision(_ context.Context, req ProvisionRequest) (Provi
 		ProcessorRef: "sbx_proc_" + ref[len(ref)-12:]}, nil
 }
 
+// SetStaticPassword accepts the password for a sandbox card the issuer
+// provisioned; the sandbox issuer keeps nothing (it has no 3-D Secure
+// challenge to answer).
+func (s SandboxIssuer) SetStaticPassword(_ context.Context, env, cardID, password string) error {
+	if env != store.EnvSandbox {
+		return errors.New("cards: the sandbox issuer takes sandbox cards only")
+	}
+	return nil
+}
+
 // ProductionIssuer stands for a card issuing partner this deployment has
 // not configured: it refuses every card, clearly.
 type ProductionIssuer struct{}
@@ -111,6 +124,11 @@ func (ProductionIssuer) Delay() time.Duration { return time.Minute }
 // Provision refuses.
 func (ProductionIssuer) Provision(context.Context, ProvisionRequest) (ProvisionResult, error) {
 	return ProvisionResult{}, errors.New("cards: no card issuing partner is configured")
+}
+
+// SetStaticPassword refuses.
+func (ProductionIssuer) SetStaticPassword(context.Context, string, string, string) error {
+	return ProductionIssuer{}.Ready("")
 }
 
 // EnvIssuers issues sandbox cards with Sandbox and production cards with
@@ -136,4 +154,9 @@ func (e EnvIssuers) Delay() time.Duration { return e.Sandbox.Delay() }
 // Provision asks the card's environment's issuer.
 func (e EnvIssuers) Provision(ctx context.Context, req ProvisionRequest) (ProvisionResult, error) {
 	return e.pick(req.Env).Provision(ctx, req)
+}
+
+// SetStaticPassword hands the password to the card's environment's issuer.
+func (e EnvIssuers) SetStaticPassword(ctx context.Context, env, cardID, password string) error {
+	return e.pick(env).SetStaticPassword(ctx, env, cardID, password)
 }

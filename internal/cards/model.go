@@ -13,6 +13,8 @@ package cards
 
 import (
 	"slices"
+
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"time"
 )
 
@@ -106,6 +108,15 @@ var Programs = map[string]Program{
 			SupportsTransactionCountLimit: true, SupportsPanReveal: true, SupportsDigitalWalletTokenization: true}},
 	"EUR": {Currency: "EUR", Funding: []string{"INTERNAL_FIAT/EUR"}, Brand: "MASTERCARD", BIN: "510510", IssuerDecides: true,
 		Capabilities: Capabilities{Supports3dSecurePassword: true, SupportsPanReveal: true}},
+}
+
+// The internal accounts report the capabilities of the program they fund
+// (R-CARD-27).
+func init() {
+	accounts.CardPrograms = func(accountType, currency string) (accounts.CardCapabilities, bool) {
+		p, ok := programFor(accountType, currency)
+		return accounts.CardCapabilities(p.Capabilities), ok
+	}
 }
 
 // programFor returns the program an account of that type and currency may

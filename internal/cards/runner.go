@@ -2,6 +2,7 @@ package cards
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/store"
@@ -23,7 +24,7 @@ func (s *Service) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			s.Log.Warn("card work", "error", err.Error())
 		}
-		if n > 0 {
+		if n > 0 && err == nil {
 			continue
 		}
 		select {
@@ -35,7 +36,9 @@ func (s *Service) Run(ctx context.Context) {
 
 // RunDue does the work due now and returns how much it did.
 func (s *Service) RunDue(ctx context.Context) (int, error) {
-	return s.provisionDue(ctx)
+	n, err := s.provisionDue(ctx)
+	m, err2 := s.expireDue(ctx)
+	return n + m, errors.Join(err, err2)
 }
 
 // provisionDue asks the issuer about each claimed PROCESSING card and applies

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/accounts"
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/events"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -27,8 +29,19 @@ type Service struct {
 	// PINStatus, when set (package carddata), gives a card's pinStatus and
 	// pinUnblockAvailableAt for its rendering.
 	PINStatus func(ctx context.Context, q store.Q, t store.Tenant, cardID string) (string, *time.Time, error)
-	Log       *slog.Logger
+	// Ledger moves card money (holds on authorization, postings on
+	// clearing); AuthorizationTTL is how long an uncleared authorization
+	// holds before it expires (default seven days).
+	Ledger           *ledger.Service
+	AuthorizationTTL time.Duration
+	Log              *slog.Logger
 }
+
+// DefaultAuthorizationTTL is how long an authorization holds money unless
+// cleared or reversed.
+const DefaultAuthorizationTTL = 7 * 24 * time.Hour
+
+func (s *Service) ledger() *ledger.Service { return s.Ledger }
 
 // New returns a service over db with the sandbox issuer for sandbox cards
 // and a production issuer that refuses (no partner configured).
@@ -37,7 +50,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Service{DB: db, Issuer: EnvIssuers{Sandbox: SandboxIssuer{}, Production: ProductionIssuer{}},
-		MaxLiveCards: DefaultMaxLiveCards, Log: log}
+		MaxLiveCards: DefaultMaxLiveCards, Ledger: accounts.NewLedger(db), AuthorizationTTL: DefaultAuthorizationTTL, Log: log}
 }
 
 func notFound(cardID string) error { return apierr.NotFound("NOT_FOUND", "Card "+cardID) }

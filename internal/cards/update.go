@@ -24,6 +24,9 @@ func (s *Service) Update(ctx context.Context, t store.Tenant, cardID string, req
 	if !id.Valid(id.Card, cardID) {
 		return Card{}, notFound(cardID)
 	}
+	if err := s.staticPassword(ctx, t, cardID, req); err != nil {
+		return Card{}, err
+	}
 	var out Card
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		c, err := tx.GetCard(ctx, t, cardID, true)
@@ -164,4 +167,21 @@ func (s *Service) followFunding(ctx context.Context, tx *store.Tx, c *store.Card
 		_, err = s.move(ctx, tx, c, TriggerDelegationRestored)
 	}
 	return err
+}
+
+// staticPassword hands a threeDSecurePassword to the issuer before the rest
+// of the update (an outside effect, kept out of the database transaction),
+// once the card is known to take one; the password is never stored here.
+func (s *Service) staticPassword(ctx context.Context, t store.Tenant, cardID string, req UpdateRequest) error {
+	if req.ThreeDSecurePassword == nil {
+		return nil
+	}
+	c, err := s.DB.Read().GetCard(ctx, t, cardID, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound(cardID)
+	}
+	if err != nil || c.Status == StatusClosed || !Programs[c.Currency].Capabilities.Supports3dSecurePassword {
+		return err // the transaction answers CARD_NOT_MUTABLE or the missing capability
+	}
+	return s.Issuer.SetStaticPassword(ctx, t.Env, cardID, *req.ThreeDSecurePassword)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/cards"
+	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -142,4 +143,21 @@ func cdNoPAN(t *testing.T, body []byte) {
 			t.Fatalf("a body carries %s: %s", f, body)
 		}
 	}
+}
+
+// cdFixtureCard stores a card of customerID funded by accountID directly
+// (no KYC check, no issuer): for tests of other capabilities that need a
+// real card, such as delegated keys of a wallet's customer.
+func (e *env) cdFixtureCard(t *testing.T, customerID, accountID, status string) string {
+	t.Helper()
+	ctx := context.Background()
+	now := e.db.Now().UTC().Truncate(time.Microsecond)
+	c := store.Card{ID: id.New(id.Card), Tenant: e.acTenant(), CustomerID: customerID, PlatformCardID: "fixture",
+		Status: status, Form: "VIRTUAL", Brand: "VISA", Currency: "USD", FundingSource: accountID,
+		FundingBindingID: id.New(id.CardFundingSource), Last4: "4242", ExpMonth: 11, ExpYear: 2029,
+		AllowedMCCs: []string{}, BlockedMCCs: []string{}, CreatedAt: now, UpdatedAt: now}
+	if err := e.db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertCard(ctx, c, "4242424242424242") }); err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
 }

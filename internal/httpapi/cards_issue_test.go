@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/internal/cards"
 )
@@ -22,7 +24,7 @@ func TestCards_IssueAndProvision_R_CARD_01_R_CARD_05_R_CARD_06(t *testing.T) {
 		cdNoPAN(t, r.Body) // R-CARD-28
 		c := r.JSON(t)
 		id := c["id"].(string)
-		if !strings.HasPrefix(id, "Card:") || c["status"] != "PROCESSING" { // R-CARD-01, R-CARD-05
+		if !strings.HasPrefix(id, "Card:") || c["status"] != "PROCESSING" { // R-CARD-01, R-CARD-05, R-CONV-02
 			t.Fatalf("issued %v %v", id, c["status"])
 		}
 		active := e.cdWait(t, id, "ACTIVE") // R-CARD-06
@@ -47,6 +49,11 @@ func TestCards_IssueAndProvision_R_CARD_01_R_CARD_05_R_CARD_06(t *testing.T) {
 			if _, ok := v.(bool); !ok {
 				t.Fatalf("capability %s = %v", k, v)
 			}
+		}
+		// R-CARD-27: the funding account reports its program's capabilities.
+		if caps := e.acAccount(t, cust, "USD")["cardCapabilities"].(map[string]any); caps["supportsSpendLimits"] != true ||
+			caps["supports3dSecurePassword"] != false {
+			t.Fatalf("R-CARD-27: account capabilities %v", caps)
 		}
 		for _, path := range []string{"/cards/" + id, "/cards", "/cards?customerId=" + cust} {
 			cdNoPAN(t, e.do("GET", path, nil).Body) // R-CARD-28
@@ -171,5 +178,61 @@ func TestCards_ProductionIssuerRefuses(t *testing.T) {
 		r := e.cdIssue(cobj{"customerId": "Customer:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c",
 			"fundingSource": "InternalAccount:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c"}, withCreds(e.production))
 		expect(t, r, http.StatusNotImplemented, "NOT_IMPLEMENTED")
+	})
+}
+
+// R-CARD-04 under concurrency: of many concurrent issues at the cap's edge,
+// exactly as many succeed as the cap allows.
+func TestCards_LiveCardMaximumConcurrent_R_CARD_04(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		cust, usd := e.cdSetup(t)
+		e.srv.CardService().MaxLiveCards = 3
+		const n = 8
+		codes := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				codes <- e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}).Status
+			})
+		}
+		wg.Wait()
+		close(codes)
+		created := 0
+		for c := range codes {
+			if c == http.StatusCreated {
+				created++
+			} else if c != http.StatusConflict {
+				t.Fatalf("status %d", c)
+			}
+		}
+		if created != 3 || e.do("GET", "/cards", nil).JSON(t)["totalCount"] != float64(3) {
+			t.Fatalf("R-CARD-04: %d issued under a cap of 3", created)
+		}
+	})
+}
+
+// Issuance is durable: a card issued while no runner works stays
+// PROCESSING with its due time in the database; a runner started later (a
+// restarted node: a new service over the same store) provisions it.
+func TestCards_IssuanceSurvivesRestart_R_CARD_06(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		cust, usd := e.cdSetup(t)
+		e.driveByHand() // the node's runner is gone, as if the process died
+		id := e.cdCard(t, cust, usd)["id"].(string)
+		time.Sleep(100 * time.Millisecond)
+		if s := e.cdGet(t, id)["status"]; s != "PROCESSING" {
+			t.Fatalf("provisioned without a runner: %v", s)
+		}
+		next := cards.New(e.db, nil) // the restarted node's service
+		next.Issuer = cards.EnvIssuers{Sandbox: cards.SandboxIssuer{Latency: time.Millisecond}, Production: cards.ProductionIssuer{}}
+		if n, err := next.RunDue(context.Background()); err != nil || n != 1 {
+			t.Fatalf("RunDue %d %v", n, err)
+		}
+		if s := e.cdGet(t, id)["status"]; s != "ACTIVE" { // R-CARD-06
+			t.Fatalf("after restart: %v", s)
+		}
+		if n, _ := next.RunDue(context.Background()); n != 0 {
+			t.Fatalf("provisioned twice: %d", n)
+		}
 	})
 }

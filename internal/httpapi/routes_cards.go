@@ -35,12 +35,59 @@ func (s *Server) RunCardWork(ctx context.Context) { s.CardService().Run(ctx) }
 func (s *Server) cardRoutes() {
 	svc := s.CardService()
 	s.walletService().Delegation = cards.Delegation{S: svc}
+	s.accountService().CardSettlement = svc.CardSettlement
 	h := &cardHandlers{s: s, svc: svc}
 	s.handle(route{pattern: "POST /cards", need: auth.NeedWrite, idempotent: true, requireIdem: true, h: h.issue})
 	s.handle(route{pattern: "GET /cards", need: auth.NeedView,
 		query: listQuery("customerId", "cardholderId", "accountId", "status", "platformCardId"), h: h.list})
 	s.handle(route{pattern: "GET /cards/{id}", need: auth.NeedView, h: h.get})
 	s.handle(route{pattern: "PATCH /cards/{id}", need: auth.NeedWrite, h: h.update})
+
+	// The sandbox card network (R-SBX): each message is decided and applied
+	// at once; the answer is 202 with the network's token and the card
+	// transaction as the message left it.
+	authz := func(kind string) handlerFunc {
+		return simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
+			return svc.Authorize(r.Context(), principal(r).Tenant, r.PathValue("id"), kind, req)
+		})
+	}
+	onTx := func(fn func(context.Context, store.Tenant, string, cards.SimOnTransaction) (cards.SimResult, error)) handlerFunc {
+		return simulate(func(r *http.Request, req cards.SimOnTransaction) (cards.SimResult, error) {
+			return fn(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+		})
+	}
+	sim := func(op string, h handlerFunc) {
+		s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/" + op, need: auth.NeedMoney, sandboxOnly: true, idempotent: true, h: h})
+	}
+	sim("authorization", authz(cards.KindAuthorization))
+	sim("financial_authorization", authz(cards.KindFinancial))
+	sim("credit_authorization", authz(cards.KindCredit))
+	sim("credit_authorization_advice", authz(cards.KindCredit))
+	sim("financial_credit_authorization", authz(cards.KindFinancialCredit))
+	sim("balance_inquiry", simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
+		return svc.BalanceInquiry(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+	}))
+	sim("authorization_advice", onTx(svc.Advise))
+	sim("clearing", onTx(svc.Clear))
+	sim("reversal", onTx(svc.Reverse))
+	sim("return", onTx(svc.Return))
+	sim("return_reversal", onTx(svc.ReturnReversal))
+}
+
+// simulate decodes a simulation body and answers 202 with its result.
+func simulate[T any](fn func(r *http.Request, req T) (cards.SimResult, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req T
+		if err := decode(r, &req, nil); err != nil {
+			return err
+		}
+		out, err := fn(r, req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusAccepted, out)
+		return nil
+	}
 }
 
 type cardHandlers struct {

@@ -17,7 +17,8 @@ import (
 func TestWallets_SignedRetryExactlyOnceUnderConcurrency(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		c, _, _, key := e.wlLoggedIn(t)
-		body := cobj{"internalAccountId": c.accountID, "nickname": "k", "cardId": "Card:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b"}
+		card := e.cdFixtureCard(t, e.wlOwner(t, c), c.accountID, "ACTIVE") // a card the wallet funds
+		body := cobj{"internalAccountId": c.accountID, "nickname": "k", "cardId": card}
 		payload, rid := c.first("POST", "/auth/delegated-keys", body)
 		raw, _ := json.Marshal(body)
 		sig := stamp(t, key, payload)

@@ -107,7 +107,7 @@ var compressedHex = regexp.MustCompile(`^0[23][0-9a-f]{64}$`)
 func TestWallets_DelegatedKeys(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		c, _, _, key := e.wlLoggedIn(t)
-		card := "Card:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1b"
+		card := e.cdFixtureCard(t, e.wlOwner(t, c), c.accountID, "ACTIVE") // a card the wallet funds
 		agent := "Agent:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c"
 		base := cobj{"internalAccountId": c.accountID, "nickname": "Card payments key", "cardId": card}
 		for name, bad := range map[string]cobj{

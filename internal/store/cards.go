@@ -242,3 +242,119 @@ func (q Q) cards(ctx context.Context, query string, args ...any) ([]Card, error)
 	}
 	return out, classify(rows.Err())
 }
+
+// OpenCardAuthorization is an authorization whose ledger hold is pending.
+type OpenCardAuthorization struct {
+	TransactionID string
+	Tenant        Tenant
+	CardID        string
+	AccountID     string
+	ExpiresAt     time.Time
+	CreatedAt     time.Time
+}
+
+// InsertOpenCardAuthorization records an open authorization.
+func (q Q) InsertOpenCardAuthorization(ctx context.Context, a OpenCardAuthorization) error {
+	_, err := q.exec(ctx, `INSERT INTO card_open_authorizations (transaction_id, platform_id, env, card_id, account_id,
+		expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, a.TransactionID, a.Tenant.PlatformID, a.Tenant.Env,
+		a.CardID, a.AccountID, toMicros(a.ExpiresAt), toMicros(a.CreatedAt))
+	return classify(err)
+}
+
+// DeleteOpenCardAuthorization forgets an authorization whose hold is
+// resolved.
+func (q Q) DeleteOpenCardAuthorization(ctx context.Context, t Tenant, transactionID string) error {
+	_, err := q.exec(ctx, `DELETE FROM card_open_authorizations WHERE platform_id = ? AND env = ? AND transaction_id = ?`,
+		t.PlatformID, t.Env, transactionID)
+	return classify(err)
+}
+
+func (q Q) openAuths(ctx context.Context, query string, args ...any) ([]OpenCardAuthorization, error) {
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []OpenCardAuthorization
+	for rows.Next() {
+		var a OpenCardAuthorization
+		var exp, created int64
+		if err := rows.Scan(&a.TransactionID, &a.Tenant.PlatformID, &a.Tenant.Env, &a.CardID, &a.AccountID, &exp, &created); err != nil {
+			return nil, classify(err)
+		}
+		a.ExpiresAt, a.CreatedAt = fromMicros(exp), fromMicros(created)
+		out = append(out, a)
+	}
+	return out, classify(rows.Err())
+}
+
+const openAuthCols = `transaction_id, platform_id, env, card_id, account_id, expires_at, created_at`
+
+// OpenCardAuthorizationsOfCard lists a card's open authorizations.
+func (q Q) OpenCardAuthorizationsOfCard(ctx context.Context, t Tenant, cardID string) ([]OpenCardAuthorization, error) {
+	return q.openAuths(ctx, `SELECT `+openAuthCols+` FROM card_open_authorizations
+		WHERE platform_id = ? AND env = ? AND card_id = ? ORDER BY transaction_id`, t.PlatformID, t.Env, cardID)
+}
+
+// DueCardAuthorizations lists up to limit open authorizations, across
+// tenants, that expired at or before now.
+func (q Q) DueCardAuthorizations(ctx context.Context, now time.Time, limit int) ([]OpenCardAuthorization, error) {
+	return q.openAuths(ctx, `SELECT `+openAuthCols+` FROM card_open_authorizations WHERE expires_at <= ?
+		ORDER BY expires_at, transaction_id LIMIT ?`, toMicros(now), limit)
+}
+
+// HasOpenCardAuthorizations reports whether the account has an open card
+// authorization created before the instant (its settlement can still
+// change a statement window ending then).
+func (q Q) HasOpenCardAuthorizations(ctx context.Context, t Tenant, accountID string, before time.Time) (bool, error) {
+	var one int
+	err := q.queryRow(ctx, `SELECT 1 FROM card_open_authorizations WHERE platform_id = ? AND env = ? AND account_id = ?
+		AND created_at < ? LIMIT 1`, t.PlatformID, t.Env, accountID, toMicros(before)).Scan(&one)
+	if errors.Is(classify(err), ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, classify(err)
+}
+
+// CardSpend is one row of card_spend.
+type CardSpend struct {
+	ID        string
+	Tenant    Tenant
+	CardID    string
+	Day       string // YYYY-MM-DD, UTC
+	Amount    int64
+	Counted   bool
+	CreatedAt time.Time
+}
+
+// InsertCardSpend records spend against a card's daily limits.
+func (q Q) InsertCardSpend(ctx context.Context, s CardSpend) error {
+	counted := 0
+	if s.Counted {
+		counted = 1
+	}
+	_, err := q.exec(ctx, `INSERT INTO card_spend (id, platform_id, env, card_id, day, amount, counted, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, s.Tenant.PlatformID, s.Tenant.Env, s.CardID, s.Day, s.Amount, counted,
+		toMicros(s.CreatedAt))
+	return classify(err)
+}
+
+// CardDaySpend sums a card's spend and counts its authorizations on a day.
+func (q Q) CardDaySpend(ctx context.Context, t Tenant, cardID, day string) (amount, count int64, err error) {
+	err = q.queryRow(ctx, `SELECT COALESCE(SUM(amount), 0), COALESCE(SUM(counted), 0) FROM card_spend
+		WHERE platform_id = ? AND env = ? AND card_id = ? AND day = ?`, t.PlatformID, t.Env, cardID, day).Scan(&amount, &count)
+	return amount, count, classify(err)
+}
+
+// HadCardActivity reports whether the account had a card transaction that
+// moved or held money (not DECLINED) created before the instant.
+func (q Q) HadCardActivity(ctx context.Context, t Tenant, accountID string, before time.Time) (bool, error) {
+	var one int
+	err := q.queryRow(ctx, `SELECT 1 FROM transactions WHERE platform_id = ? AND env = ? AND account_id = ?
+		AND transaction_type = 'CARD' AND status <> 'DECLINED' AND created_at < ? LIMIT 1`,
+		t.PlatformID, t.Env, accountID, toMicros(before)).Scan(&one)
+	if errors.Is(classify(err), ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, classify(err)
+}

@@ -53,6 +53,9 @@ type Transaction struct {
 	CounterpartyInformation []byte
 	// HoldID is the ledger hold reserving an outgoing payment's money.
 	HoldID string
+	// CardDetails is a CARD transaction's card fields as JSON (package
+	// transactions), nil for other types (migration 0029).
+	CardDetails []byte
 }
 
 const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.status, t.direction, t.customer_id,
@@ -60,7 +63,7 @@ const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.statu
 	t.sent_amount, t.sent_currency, t.received_amount, t.received_currency, t.fees, t.rule_based_account_id,
 	t.card_id, t.quote_id, t.reference, t.description, t.failure_reason, t.ledger_transfer_id, t.settled_at,
 	t.created_at, t.updated_at, t.payment_rail, t.platform_fees, t.exchange_rate, t.rate_details, t.refund,
-	t.payment_instructions, t.counterparty_information, t.hold_id`
+	t.payment_instructions, t.counterparty_information, t.hold_id, t.card_details`
 
 const transactionFrom = ` FROM transactions t LEFT JOIN customers c ON c.id = t.customer_id`
 
@@ -70,18 +73,19 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 	var source, dest string
 	var received, settled sql.NullInt64
 	var created, updated int64
-	var rateDetails, refund, instructions, counterparty string
+	var rateDetails, refund, instructions, counterparty, cardDetails string
 	if err := row.Scan(&x.ID, &x.Tenant.PlatformID, &x.Tenant.Env, &x.Type, &x.Status, &x.Direction, &customer,
 		&pcid, &x.AccountID, &x.SourceAccountID, &x.DestinationAccountID, &source, &dest, &x.SentAmount,
 		&x.SentCurrency, &received, &x.ReceivedCurrency, &x.Fees, &x.RuleBasedAccountID, &x.CardID, &x.QuoteID,
 		&x.Reference, &x.Description, &x.FailureReason, &transfer, &settled, &created, &updated, &x.PaymentRail,
-		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID); err != nil {
+		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID, &cardDetails); err != nil {
 		return Transaction{}, classify(err)
 	}
 	x.CustomerID, x.PlatformCustomerID, x.LedgerTransferID = customer.String, pcid.String, transfer.String
 	x.Source, x.Destination = []byte(source), []byte(dest)
 	x.RateDetails, x.Refund = jsonCol(rateDetails), jsonCol(refund)
 	x.PaymentInstructions, x.CounterpartyInformation = jsonCol(instructions), jsonCol(counterparty)
+	x.CardDetails = jsonCol(cardDetails)
 	if received.Valid {
 		v := received.Int64
 		x.ReceivedAmount = &v
@@ -113,8 +117,9 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		customer_id, account_id, source_account_id, destination_account_id, source, destination, sent_amount,
 		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
 		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
-		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id,
+		card_details)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING `+insertedTransactionCols,
 		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
 		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
@@ -122,7 +127,7 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
 		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
 		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
-		string(x.CounterpartyInformation), x.HoldID))
+		string(x.CounterpartyInformation), x.HoldID, string(x.CardDetails)))
 	if err != nil {
 		return Transaction{}, err
 	}
@@ -141,10 +146,10 @@ func jsonCol(s string) []byte {
 // and updatedAt. ErrNotFound when the row is not the tenant's.
 func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
 	res, err := q.exec(ctx, `UPDATE transactions SET status = ?, failure_reason = ?, settled_at = ?, payment_rail = ?,
-		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, updated_at = ?
+		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, card_details = ?, updated_at = ?
 		WHERE platform_id = ? AND env = ? AND id = ?`,
 		x.Status, x.FailureReason, nullMicros(x.SettledAt), x.PaymentRail, string(x.Source), string(x.Destination),
-		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), toMicros(x.UpdatedAt),
+		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), string(x.CardDetails), toMicros(x.UpdatedAt),
 		x.Tenant.PlatformID, x.Tenant.Env, x.ID)
 	if err != nil {
 		return err

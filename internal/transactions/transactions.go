@@ -166,6 +166,8 @@ type Transaction struct {
 	SettledAt                  *time.Time                  `json:"settledAt,omitempty"`
 	CreatedAt                  time.Time                   `json:"createdAt"`
 	UpdatedAt                  time.Time                   `json:"updatedAt"`
+	// CARD transactions only: the card fields, at the top level.
+	*CardFields
 }
 
 // New describes a transaction to record.
@@ -200,6 +202,10 @@ type New struct {
 	CounterpartyInformation json.RawMessage
 	FailureReason           string
 	HoldID                  string
+
+	// Card transactions (package cards).
+	CardID      string
+	CardDetails json.RawMessage
 }
 
 // Record stores a transaction inside the caller's database transaction and
@@ -237,6 +243,7 @@ func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 		// events rendered before the row is stored match it.
 		RateDetails: nilIfEmpty(n.RateDetails), PaymentInstructions: nilIfEmpty(n.PaymentInstructions),
 		CounterpartyInformation: nilIfEmpty(n.CounterpartyInformation), FailureReason: n.FailureReason, HoldID: n.HoldID,
+		CardID: n.CardID, CardDetails: nilIfEmpty(n.CardDetails),
 	}, nil
 }
 
@@ -311,6 +318,11 @@ func Render(row store.Transaction) (Transaction, error) {
 		out.PaymentInstructions = json.RawMessage("[]")
 		if len(row.PaymentInstructions) > 0 {
 			out.PaymentInstructions = json.RawMessage(row.PaymentInstructions)
+		}
+	}
+	if row.Type == TypeCard && len(row.CardDetails) > 0 {
+		if err := renderCard(&out, row.CardDetails, row.SentCurrency); err != nil {
+			return Transaction{}, err
 		}
 	}
 	// Included for every status but CREATED (R-TXN-15).
