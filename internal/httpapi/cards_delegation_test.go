@@ -43,7 +43,7 @@ func TestCards_DelegatedKeys_R_CARD_08_R_CARD_14_R_CARD_22_R_CARD_23(t *testing.
 		}
 		expect(t, c.do("DELETE", "/auth/delegated-keys/"+key, nil), http.StatusNoContent, "")
 		got = e.cdGet(t, card)
-		if got["status"] != "PENDING_AUTH" || got["statusReason"] != "DELEGATION_REQUIRED" { // R-CARD-22
+		if got["status"] != "PENDING_AUTH" || got["statusReason"] != "DELEGATION_REQUIRED" { // R-CARD-22, R-EWA-30: revoking moves the ACTIVE card to PENDING_AUTH
 			t.Fatalf("R-CARD-22: after revocation %v %v", got["status"], got["statusReason"])
 		}
 		// R-CARD-13: PENDING_AUTH -> FROZEN, then with a key FROZEN stays (R-CARD-24).
