@@ -160,6 +160,7 @@ func TestCardData_PIN_R_CARD_41_R_CARD_45_R_CARD_46_R_CARD_47(t *testing.T) {
 		}
 		r = e.do("POST", "/cards/"+id+"/pin/unblock", nil)
 		expect(t, r, http.StatusConflict, "PIN_CHANGE_REQUIRED")
+		// R-ERR-06: PIN_CHANGE_REQUIRED carries details.pinUnblockAvailableAt, a date-time.
 		at, _ := r.JSON(t)["details"].(map[string]any)["pinUnblockAvailableAt"].(string)
 		if when, err := time.Parse(time.RFC3339, at); err != nil || when.Before(time.Now().Add(6*24*time.Hour)) {
 			t.Fatalf("pinUnblockAvailableAt %q %v", at, err)

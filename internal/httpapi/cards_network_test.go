@@ -100,6 +100,7 @@ func TestCards_Declines_R_CARD_50_R_CARD_11(t *testing.T) {
 		if x := usdAuth(card, 2_999, coffee, "USD"); x["status"] != "AUTHORIZED" {
 			t.Fatalf("within funds: %v", x["status"])
 		}
+		// R-SBX-18: a sandbox decline for a low balance carries INSUFFICIENT_FUNDS.
 		if x := usdAuth(card, 2_500, coffee, "USD"); x["cardDeclinedReason"] != "INSUFFICIENT_FUNDS" {
 			t.Fatalf("over funds: %v", x["cardDeclinedReason"])
 		}
@@ -175,6 +176,7 @@ func TestCards_Return_R_CARD_51_R_CARD_54(t *testing.T) {
 			t.Fatalf("R-CARD-54: %v", types)
 		}
 		expect(t, e.cdSim(card, "return", cobj{"cardTransactionId": id, "amount": 3_001}), http.StatusBadRequest, "INVALID_INPUT")
+		// R-SBX-03: return_reversal takes the refund row's id (the CREDIT row with originalTransactionId).
 		x := e.cdOn(t, card, "return_reversal", ret["id"].(string))
 		if x["status"] != "VOIDED" || acAmount(t, e.cdTx(t, id), "refundedAmount") != 0 || e.cdBalance(t, usd).Posted != 5_000 {
 			t.Fatalf("return reversal %v", x["status"])
