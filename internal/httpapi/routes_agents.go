@@ -86,25 +86,7 @@ func (s *Server) convertAmount(ctx context.Context, env string, amount int64, fr
 // RunAgentActionExpiry fails PENDING_APPROVAL actions whose time passed,
 // every interval until ctx ends (every node may run it).
 func (s *Server) RunAgentActionExpiry(ctx context.Context, interval time.Duration) {
-	svc := s.agentService()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		for {
-			n, err := svc.ExpireDue(ctx, 100)
-			if err != nil {
-				s.log.Warn("agent action expiry", "err", err)
-			}
-			if err != nil || n < 100 {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	s.sweep(ctx, interval, "agent action expiry", s.agentService().ExpireDue)
 }
 
 // withoutDeviceCode keeps a replayed POST /agents answer without its device

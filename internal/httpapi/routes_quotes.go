@@ -69,14 +69,19 @@ func (s *Server) QuoteService() *quotes.Service { return s.quoteService() }
 // RunQuoteExpiry expires due quotes every interval until ctx ends (every
 // node may run it).
 func (s *Server) RunQuoteExpiry(ctx context.Context, interval time.Duration) {
-	svc := s.quoteService()
+	s.sweep(ctx, interval, "quote expiry", s.quoteService().ExpireDue)
+}
+
+// sweep runs due(ctx, 100) every interval until ctx ends, again at once
+// while a run finds a full batch, logging errors under name.
+func (s *Server) sweep(ctx context.Context, interval time.Duration, name string, due func(context.Context, int) (int, error)) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		for {
-			n, err := svc.ExpireDue(ctx, 100)
+			n, err := due(ctx, 100)
 			if err != nil {
-				s.log.Warn("quote expiry", "err", err)
+				s.log.Warn(name, "err", err)
 			}
 			if err != nil || n < 100 {
 				break
