@@ -130,13 +130,19 @@ func (s *Service) agentQuote(ctx context.Context, c Caller, quoteID string) (quo
 }
 
 // hooks are the execution hooks of one agent: its delegated key signs an
-// embedded wallet's payload (R-AGENT-33), and before reports its checks.
+// embedded wallet's payload (R-AGENT-33), before reports its checks, and
+// the quote's transaction records the agent (R-TXN-38).
 func (s *Service) hooks(c Caller, before func(ctx context.Context, tx *store.Tx, q quotes.Quote) error) quotes.ExecHooks {
 	h := quotes.ExecHooks{Before: func(ctx context.Context, tx *store.Tx, q quotes.Quote, customerID string) error {
 		if customerID != c.Agent.CustomerID {
 			return apierr.NotFound("QUOTE_NOT_FOUND", "Quote "+q.ID)
 		}
-		return before(ctx, tx, q)
+		if err := before(ctx, tx, q); err != nil {
+			return err
+		}
+		// The agent initiated the transaction (R-TXN-38): recorded before
+		// it moves, so its events carry agentId too.
+		return tx.SetTransactionAgent(ctx, c.Agent.Tenant, q.TransactionID, c.Agent.ID)
 	}}
 	if s.Signer != nil {
 		agentID := c.Agent.ID

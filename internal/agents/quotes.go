@@ -154,7 +154,9 @@ func (s *Service) CreateQuote(ctx context.Context, c Caller, req QuoteRequest) (
 	if err := ownAccount(ctx, s.DB.Read(), c, *req.Destination.AccountID); err != nil {
 		return quotes.Quote{}, err
 	}
-	return s.Quotes.Create(ctx, c.Agent.Tenant, req.toQuotes())
+	in := req.toQuotes()
+	in.AgentID = c.Agent.ID
+	return s.Quotes.Create(ctx, c.Agent.Tenant, in)
 }
 
 // GetQuote returns a quote of the agent's customer (R-AGENT-32).
@@ -182,6 +184,7 @@ func (s *Service) chainQuote(ctx context.Context, c Caller, req QuoteRequest) (q
 	qr.Destination = &DestinationIn{DestinationType: &acc, AccountID: &ext}
 	in := qr.toQuotes()
 	in.ChainAddress, in.MinimumReceivingAmount = &address, req.Destination.MinimumReceivingAmount
+	in.AgentID = c.Agent.ID
 	return s.Quotes.Create(ctx, c.Agent.Tenant, in)
 }
 

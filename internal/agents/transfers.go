@@ -80,7 +80,7 @@ func (s *Service) Transfer(ctx context.Context, c Caller, req TransferRequest, o
 	q, err := s.Quotes.Create(ctx, c.Agent.Tenant, quotes.Request{
 		Source:             &quotes.SourceIn{SourceType: &kind, AccountID: &src},
 		Destination:        &quotes.DestinationIn{DestinationType: &dest, AccountID: &dst},
-		LockedCurrencySide: &side, LockedCurrencyAmount: req.Amount,
+		LockedCurrencySide: &side, LockedCurrencyAmount: req.Amount, AgentID: c.Agent.ID,
 	})
 	if err != nil {
 		return Action{}, err

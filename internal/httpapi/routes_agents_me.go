@@ -6,7 +6,9 @@ import (
 	"github.com/paymentsd/paymentsd/internal/accounts"
 	"github.com/paymentsd/paymentsd/internal/agents"
 	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/externalaccounts"
+	"github.com/paymentsd/paymentsd/internal/rails"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
 )
@@ -30,6 +32,9 @@ func (s *Server) agentOwnRoutes(h *agentHandlers) {
 	s.handle(route{pattern: "GET /agents/me/external-accounts", agent: true, agentNeeds: agents.PermManageExternalAccounts, query: listQuery("accountType", "status", "currency"), h: me.externalAccounts})
 	s.handle(route{pattern: "GET /agents/me/external-accounts/{externalAccountId}", agent: true, agentNeeds: agents.PermManageExternalAccounts, h: me.externalAccount})
 	s.handle(route{pattern: "DELETE /agents/me/external-accounts/{externalAccountId}", agent: true, agentNeeds: agents.PermManageExternalAccounts, h: me.deleteExternal})
+	s.handle(route{pattern: "POST /agents/me/deposits", agent: true, agentNeeds: agents.PermReceiveFunds, h: me.createDeposit})
+	s.handle(route{pattern: "GET /agents/me/deposits/{depositId}", agent: true, agentNeeds: agents.PermReceiveFunds, h: me.deposit})
+	s.handle(route{pattern: "POST /sandbox/agents/deposits/{depositId}/pay", need: auth.NeedMoney, h: me.payDeposit})
 	// Deprecated, as the reference still lists them (CREATE_TRANSFERS).
 	s.handle(route{pattern: "POST /agents/me/transfer-out", agent: true, agentNeeds: agents.PermCreateTransfers, h: me.agentTransfer(true)})
 	s.handle(route{pattern: "POST /agents/me/transfer-in", agent: true, agentNeeds: agents.PermCreateTransfers, h: me.agentTransfer(false)})
@@ -235,4 +240,48 @@ func (h *agentMeHandlers) agentTransfer(out bool) handlerFunc {
 		writeJSON(w, http.StatusCreated, a)
 		return nil
 	}
+}
+
+// R-AGENT-35: a Lightning invoice or a chain address for money to arrive in
+// a BTC account of the agent's customer.
+func (h *agentMeHandlers) createDeposit(w http.ResponseWriter, r *http.Request) error {
+	var req agents.DepositRequest
+	if err := decode(r, &req, func(req agents.DepositRequest) error { return req.Validate() }); err != nil {
+		return err
+	}
+	d, err := h.svc.CreateDeposit(r.Context(), agentCaller(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, d)
+	return nil
+}
+
+func (h *agentMeHandlers) deposit(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.svc.GetDeposit(r.Context(), agentCaller(r), r.PathValue("depositId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// payDepositRequest is the body of the sandbox payment of a deposit.
+type payDepositRequest struct {
+	Amount *int64 `json:"amount"`
+}
+
+// payDeposit is the sandbox payer paying a deposit's target (platform
+// credentials): the rail simulator credits the account.
+func (h *agentMeHandlers) payDeposit(w http.ResponseWriter, r *http.Request) error {
+	var req payDepositRequest
+	if err := decode(r, &req, nil); err != nil {
+		return err
+	}
+	d, err := h.svc.PayDeposit(r.Context(), principal(r).Tenant, rails.NewService(h.s.db), r.PathValue("depositId"), req.Amount)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
 }

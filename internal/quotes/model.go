@@ -99,6 +99,9 @@ type Request struct {
 	// deliver when it executes (R-AGENT-30).
 	ChainAddress           *string `json:"-"`
 	MinimumReceivingAmount *int64  `json:"-"`
+	// AgentID is the agent asking for the quote: its transaction records
+	// the agent from the start (R-TXN-38).
+	AgentID string `json:"-"`
 }
 
 func str(p *string) string {

@@ -501,7 +501,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			ReceivedCurrency: r.plan.ReceivingCurrency, Fees: q.FeesIncluded, Reference: q.ID,
 			Description: q.Description, QuoteID: q.ID, PlatformFees: q.PlatformFeesIncluded,
 			ExchangeRate: string(q.ExchangeRate), RateDetails: rateDetails, PaymentInstructions: q.PaymentInstructions,
-			CounterpartyInformation: counterparty, ScaExemption: exemption,
+			CounterpartyInformation: counterparty, ScaExemption: exemption, AgentID: req.AgentID,
 		}
 		row := store.Quote{ID: q.ID, Tenant: t, Status: StatusPending, TransactionID: q.TransactionID,
 			CustomerID: r.plan.SenderCustomerID, USDEquivalent: usd, ExpiresAt: q.ExpiresAt,

@@ -62,6 +62,9 @@ type Transaction struct {
 	// CardDetails is a CARD transaction's card fields as JSON (package
 	// transactions), nil for other types (migration 0029).
 	CardDetails []byte
+	// AgentID is the agent that initiated the transaction ("" for none;
+	// migration 0048).
+	AgentID string
 }
 
 const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.status, t.direction, t.customer_id,
@@ -69,7 +72,7 @@ const transactionCols = `t.id, t.platform_id, t.env, t.transaction_type, t.statu
 	t.sent_amount, t.sent_currency, t.received_amount, t.received_currency, t.fees, t.rule_based_account_id,
 	t.card_id, t.quote_id, t.reference, t.description, t.failure_reason, t.ledger_transfer_id, t.settled_at,
 	t.created_at, t.updated_at, t.payment_rail, t.platform_fees, t.exchange_rate, t.rate_details, t.refund,
-	t.payment_instructions, t.counterparty_information, t.hold_id, t.pending_reason, t.sca_exemption, t.card_details`
+	t.payment_instructions, t.counterparty_information, t.hold_id, t.pending_reason, t.sca_exemption, t.card_details, t.agent_id`
 
 const transactionFrom = ` FROM transactions t LEFT JOIN customers c ON c.id = t.customer_id`
 
@@ -85,7 +88,7 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 		&x.SentCurrency, &received, &x.ReceivedCurrency, &x.Fees, &x.RuleBasedAccountID, &x.CardID, &x.QuoteID,
 		&x.Reference, &x.Description, &x.FailureReason, &transfer, &settled, &created, &updated, &x.PaymentRail,
 		&x.PlatformFees, &x.ExchangeRate, &rateDetails, &refund, &instructions, &counterparty, &x.HoldID,
-		&x.PendingReason, &x.ScaExemption, &cardDetails); err != nil {
+		&x.PendingReason, &x.ScaExemption, &cardDetails, &x.AgentID); err != nil {
 		return Transaction{}, classify(err)
 	}
 	x.CustomerID, x.PlatformCustomerID, x.LedgerTransferID = customer.String, pcid.String, transfer.String
@@ -125,8 +128,8 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
 		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
 		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id,
-		pending_reason, sca_exemption, card_details)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		pending_reason, sca_exemption, card_details, agent_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING `+insertedTransactionCols,
 		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
 		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
@@ -134,7 +137,7 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
 		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
 		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
-		string(x.CounterpartyInformation), x.HoldID, x.PendingReason, x.ScaExemption, string(x.CardDetails)))
+		string(x.CounterpartyInformation), x.HoldID, x.PendingReason, x.ScaExemption, string(x.CardDetails), x.AgentID))
 	if err != nil {
 		return Transaction{}, err
 	}
@@ -160,6 +163,22 @@ func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
 		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), x.PendingReason, string(x.PaymentInstructions),
 		string(x.CardDetails), toMicros(x.UpdatedAt),
 		x.Tenant.PlatformID, x.Tenant.Env, x.ID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetTransactionAgent records the agent that initiated a transaction
+// (R-TXN-38). ErrNotFound when the row is not the tenant's.
+func (q Q) SetTransactionAgent(ctx context.Context, t Tenant, id, agentID string) error {
+	res, err := q.exec(ctx, `UPDATE transactions SET agent_id = ? WHERE platform_id = ? AND env = ? AND id = ?`,
+		agentID, t.PlatformID, t.Env, id)
 	if err != nil {
 		return err
 	}

@@ -187,10 +187,12 @@ type Transaction struct {
 	PendingReason              string                      `json:"pendingReason,omitempty"`
 	// ScaExemption names the SCA exemption an outgoing payment went under
 	// without a challenge (LOW_VALUE, TRUSTED_BENEFICIARY).
-	ScaExemption string     `json:"scaExemption,omitempty"`
-	SettledAt    *time.Time `json:"settledAt,omitempty"`
-	CreatedAt    time.Time  `json:"createdAt"`
-	UpdatedAt    time.Time  `json:"updatedAt"`
+	ScaExemption string `json:"scaExemption,omitempty"`
+	// AgentID is the agent that initiated the transaction (R-TXN-38).
+	AgentID   string     `json:"agentId,omitempty"`
+	SettledAt *time.Time `json:"settledAt,omitempty"`
+	CreatedAt time.Time  `json:"createdAt"`
+	UpdatedAt time.Time  `json:"updatedAt"`
 	// CARD transactions only: the card fields, at the top level.
 	*CardFields
 }
@@ -235,6 +237,9 @@ type New struct {
 	// Card transactions (package cards).
 	CardID      string
 	CardDetails json.RawMessage
+
+	// AgentID is the agent that initiated the transaction (R-TXN-38).
+	AgentID string
 }
 
 // Record stores a transaction inside the caller's database transaction and
@@ -277,7 +282,7 @@ func newRow(tx *store.Tx, t store.Tenant, n New) (store.Transaction, error) {
 		CounterpartyInformation: nilIfEmpty(n.CounterpartyInformation), FailureReason: n.FailureReason, HoldID: n.HoldID,
 		PendingReason: n.PendingReason,
 		ScaExemption:  n.ScaExemption,
-		CardID:        n.CardID, CardDetails: nilIfEmpty(n.CardDetails),
+		CardID:        n.CardID, CardDetails: nilIfEmpty(n.CardDetails), AgentID: n.AgentID,
 	}, nil
 }
 
@@ -307,7 +312,7 @@ func Render(row store.Transaction) (Transaction, error) {
 		PlatformCustomerID: row.PlatformCustomerID, RuleBasedAccountID: row.RuleBasedAccountID,
 		SentAmount: Amount(row.SentAmount, row.SentCurrency), Fees: row.Fees, QuoteID: row.QuoteID,
 		Description: row.Description, FailureReason: row.FailureReason, PendingReason: row.PendingReason,
-		SettledAt: row.SettledAt, ScaExemption: row.ScaExemption,
+		SettledAt: row.SettledAt, ScaExemption: row.ScaExemption, AgentID: row.AgentID,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
 	if err := json.Unmarshal(row.Source, &out.Source); err != nil {
