@@ -133,6 +133,9 @@ func TestParseFlagsCards(t *testing.T) {
 	if o, err := parseFlags([]string{"-spawn", "-db", "sqlite:/tmp/x.db"}, &strings.Builder{}); err != nil || o.mix.Cards != 0 {
 		t.Fatalf("default: %+v %v", o.mix, err)
 	}
+	if _, err := parseFlags([]string{"-spawn", "-db", "sqlite:/tmp/x.db", "-cards", "0.3", "-delete-every", "2s"}, &strings.Builder{}); err == nil {
+		t.Error("-cards with -delete-every accepted")
+	}
 	for _, v := range []string{"-0.1", "1", "1.5"} {
 		if _, err := parseFlags([]string{"-spawn", "-db", "sqlite:/tmp/x.db", "-cards", v}, &strings.Builder{}); err == nil {
 			t.Errorf("-cards %s accepted", v)

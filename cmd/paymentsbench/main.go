@@ -140,6 +140,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-payout is a share between 0 and 1, and with -fx at most 1")
 	case o.mix.Cards < 0 || o.mix.Cards >= 1:
 		return o, errors.New("-cards is a share from 0 up to (not including) 1")
+	case o.mix.Cards > 0 && o.deleteEvery > 0:
+		// The deleter retires customers the card traffic may still be
+		// authorizing on (not modelled).
+		return o, errors.New("-cards and -delete-every exclude each other")
 	}
 	if o.spawn && o.token == "" {
 		o.token = "bench-" + randHex(4) + ":" + randHex(16)
