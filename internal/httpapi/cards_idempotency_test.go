@@ -22,7 +22,9 @@ func TestCardsIdempotency_SimulationsRecordWithTheirEffect_R_IDEM_02(t *testing.
 		tx := e.cdAuth(t, cardID, 1_000)
 		e.cdOn(t, cardID, "clearing", tx["id"].(string), "amount", 1_000)
 		body := cobj{"cardTransactionId": tx["id"], "amount": 300}
-		got := sameAnswers(t, 20, func() resp { return e.do("POST", "/sandbox/cards/"+cardID+"/simulate/return", body, key("return-once")) })
+		got := sameAnswers(t, 20, func() resp {
+			return e.do("POST", "/sandbox/cards/"+cardID+"/simulate/return", body, key("return-once"))
+		})
 		if !strings.HasPrefix(got, "202 ") {
 			t.Fatalf("every copy answered %s", got)
 		}
@@ -38,7 +40,9 @@ func TestCardsIdempotency_SimulationsRecordWithTheirEffect_R_IDEM_02(t *testing.
 		}
 		// An authorization too: twenty copies hold once.
 		auth := cobj{"amount": 500, "currency": cobj{"code": "USD"}, "merchant": cdMerchant("BENCH", "5814")}
-		if got := sameAnswers(t, 20, func() resp { return e.do("POST", "/sandbox/cards/"+cardID+"/simulate/authorization", auth, key("auth-once")) }); !strings.HasPrefix(got, "202 ") {
+		if got := sameAnswers(t, 20, func() resp {
+			return e.do("POST", "/sandbox/cards/"+cardID+"/simulate/authorization", auth, key("auth-once"))
+		}); !strings.HasPrefix(got, "202 ") {
 			t.Fatalf("authorization copies answered %s", got)
 		}
 		if b := e.cdBalance(t, usd); b.PendingDebits != 500 {
