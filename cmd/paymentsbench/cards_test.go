@@ -193,3 +193,24 @@ func TestCardDBChecksSQL(t *testing.T) {
 		})
 	}
 }
+
+// The text report has a cards line (and the refusals) with card traffic, and
+// none without.
+func TestReportTextCards(t *testing.T) {
+	var plain strings.Builder
+	(&Report{Extra: map[string]any{}}).WriteText(&plain)
+	if strings.Contains(plain.String(), "cards:") {
+		t.Fatalf("a cards line without card traffic:\n%s", plain.String())
+	}
+	cr := newCardResult()
+	cr.Txs = []*cardTx{{Settled: 500, Returned: 120, Status: "SETTLED"}}
+	cr.Ops["authorization"], cr.Refused["clearing INVALID_STATE_TRANSITION"] = 1, 2
+	var b strings.Builder
+	(&Report{Extra: map[string]any{"cards": cr.summary(4)}}).WriteText(&b)
+	for _, want := range []string{"cards: 4 ACTIVE, 1 card transactions (0 declined), messages map[authorization:1]",
+		"500 cents settled, 120 returned", "card messages refused: map[clearing INVALID_STATE_TRANSITION:2]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

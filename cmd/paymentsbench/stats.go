@@ -152,6 +152,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if cs, ok := r.Extra["cards"].(cardSummary); ok {
 		fmt.Fprintf(w, "cards: %d ACTIVE, %d card transactions (%d declined), messages %v, %d unresolved, %d open authorizations cleared after the load; %d cents settled, %d returned\n",
 			cs.Cards, cs.Transactions, cs.Declined, cs.Messages, cs.Unresolved, cs.Drained, cs.Settled, cs.Returned)
+		if len(cs.Refused) > 0 {
+			fmt.Fprintf(w, "card messages refused: %v\n", cs.Refused)
+		}
 	}
 	fmt.Fprintf(w, "throughput: %.1f acknowledged transfers/s\n", r.Throughput)
 	fmt.Fprintf(w, "latency ms: p50 %.2f  p95 %.2f  p99 %.2f  max %.2f  mean %.2f (n=%d)\n",
