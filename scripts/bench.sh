@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Reproduces the runs documented in docs/benchmarks.md.
 #
-#   scripts/bench.sh [all|load|crash|scale|mix|delete]   (default: all; mix and delete are not in all)
+#   scripts/bench.sh [all|load|crash|scale|mix|delete|cards]   (default: all; mix, delete and cards are not in all)
 #
 # Needs Go, a local PostgreSQL that takes postgres://postgres@127.0.0.1:5432
 # (trust auth; override with PG=...), and pgbench on PATH. Results (text and
 # JSON) go to $OUT (default ./bench-results). The PostgreSQL databases
-# paymentsbench, paymentsbench_crash, paymentsbench_delete, paymentsbench_scale
-# and paymentsbench_pgbench are dropped and recreated. C, D and ROUNDS (load's
+# paymentsbench, paymentsbench_crash, paymentsbench_delete, paymentsbench_cards,
+# paymentsbench_scale and paymentsbench_pgbench are dropped and recreated. C, D and ROUNDS (load's
 # repetitions, default 3) override the concurrency, duration and rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -86,6 +86,21 @@ delete() {
 	done
 }
 
+cards() {
+	# Card traffic in the mix (issue 18): half the customers get a card; 30%
+	# of the operations are card network messages (authorizations, clearings
+	# in full, below or in two parts, reversals, returns); then the same with
+	# a SIGKILL every 3 s. The checks add the card holds, postings and
+	# transactions (docs/benchmarks.md, "Cards").
+	for db in "sqlite:$OUT/cards/bench.db" "$PG/paymentsbench_cards"; do
+		e=${db%%:*}
+		"${PB[@]}" -spawn -db "$db" -customers 20 -c 4 -d 20s -cards 0.3 \
+			-json "$OUT/cards-$e.json" | tee "$OUT/cards-$e.txt"
+		"${PB[@]}" -spawn -db "$db" -customers 20 -c 4 -d 20s -cards 0.3 -crash-every 3s \
+			-json "$OUT/cards-crash-$e.json" | tee "$OUT/cards-crash-$e.txt"
+	done
+}
+
 scale() {
 	# Read latency and memory at 10k and at 1M transactions: a short real run
 	# makes templates, seed multiplies them in the database, audit re-checks the
@@ -115,5 +130,6 @@ crash) crash ;;
 scale) scale ;;
 mix) mix ;;
 delete) delete ;;
-*) echo "usage: $0 [all|load|crash|scale|mix|delete]" >&2; exit 2 ;;
+cards) cards ;;
+*) echo "usage: $0 [all|load|crash|scale|mix|delete|cards]" >&2; exit 2 ;;
 esac

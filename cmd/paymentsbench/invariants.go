@@ -179,6 +179,17 @@ func (c *dbChecker) TransactionCountChecks(ctx context.Context) CheckResult {
 
 // AccountsTotal sums the posted balances of the given internal accounts.
 func (c *dbChecker) AccountsTotal(ctx context.Context, accountIDs []string) (int64, error) {
+	return c.accountsSum(ctx, accountIDs, "b.posted")
+}
+
+// PendingDebits sums what the given internal accounts hold (pending debits).
+func (c *dbChecker) PendingDebits(ctx context.Context, accountIDs []string) (int64, error) {
+	return c.accountsSum(ctx, accountIDs, "b.pending_debits")
+}
+
+// accountsSum sums a ledger_balances column (a constant expression of the
+// callers) over the given internal accounts.
+func (c *dbChecker) accountsSum(ctx context.Context, accountIDs []string, col string) (int64, error) {
 	var total int64
 	for i := 0; i < len(accountIDs); i += 500 {
 		chunk := accountIDs[i:min(i+500, len(accountIDs))]
@@ -186,7 +197,7 @@ func (c *dbChecker) AccountsTotal(ctx context.Context, accountIDs []string) (int
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		q := `SELECT COALESCE(SUM(b.posted), 0) FROM internal_accounts ia JOIN ledger_balances b ON b.account_id = ia.ledger_account_id
+		q := `SELECT COALESCE(SUM(` + col + `), 0) FROM internal_accounts ia JOIN ledger_balances b ON b.account_id = ia.ledger_account_id
 			WHERE ia.platform_id = ? AND ia.env = ? AND ia.id IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
 		var s int64
 		if err := c.db.QueryRowContext(ctx, rebind(c.engine, q), args...).Scan(&s); err != nil {
@@ -344,13 +355,13 @@ func checkEffects(acks []ack, unresolved int64, keys map[string]idemRecord, quot
 // apiChecks checks through the public API: the accounts' balances sum to
 // what was funded, a sample of acknowledged transactions read COMPLETED,
 // and statements add up.
-func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, unresolved int64, sample int, window [2]time.Time) []CheckResult {
+func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, unresolved int64, sample int, window [2]time.Time, cards *cardResult) []CheckResult {
 	var out []CheckResult
 	// Conservation over the run's accounts, per currency.
 	// Money that had to arrive for a customer deleted since is in the
 	// platform's suspense account (0 when there is none): counted too, so
 	// every cent is visible through the API.
-	for _, e := range expectedTotals(s, acks, unresolved) {
+	for _, e := range withCards(expectedTotals(s, acks, unresolved), cards) {
 		total, err := apiAccountsTotal(ctx, c, s, e.currency)
 		if err == nil {
 			var susp int64
@@ -387,6 +398,7 @@ func apiChecks(ctx context.Context, c *client, s setupResult, acks []ack, unreso
 		r.Detail = fmt.Sprintf("%d bad, e.g. %s", bad, ex)
 	}
 	out = append(out, r)
+	out = append(out, cardAPIChecks(ctx, c, cards)...)
 
 	// Statements of a few accounts: opening + Σ changes == closing.
 	for i := 0; i < min(3, len(s.Accounts)); i++ {

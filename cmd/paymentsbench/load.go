@@ -27,6 +27,10 @@ type account struct {
 type mix struct {
 	FX     float64 // USD to the other customer's EUR account
 	Payout float64 // USD to the sender's own external bank account (ACH)
+	// Cards is the share of all operations that are card network
+	// messages instead of transfers (cards.go); FX and Payout stay shares
+	// of the transfers.
+	Cards float64
 }
 
 // setupResult is what setup created.
@@ -35,6 +39,7 @@ type setupResult struct {
 	Currency    string
 	TotalFunded int64
 	Fundings    int
+	Cards       []cardHolder // with -cards: the customers with an ACTIVE card
 }
 
 // stall is a receiver's hiccup: every Every, counted from the receiver's
@@ -95,6 +100,11 @@ func setup(ctx context.Context, c *client, runID, hook string, n, workers int, f
 		}
 		patch["supportedCurrencies"] = list
 	}
+	if m.Cards > 0 {
+		// Cards are issued to KYC-APPROVED customers only: the sandbox
+		// approves at once without the verification paperwork.
+		patch["skipVerificationPaperwork"] = true
+	}
 	if err := c.must(ctx, "PATCH", "/config", patch, http.StatusOK, nil); err != nil {
 		return res, fmt.Errorf("configure: %w", err)
 	}
@@ -139,6 +149,13 @@ func setup(ctx context.Context, c *client, runID, hook string, n, workers int, f
 		return res, err
 	}
 	res.Accounts, res.TotalFunded, res.Fundings = accts, int64(n)*fund, n
+	if m.Cards > 0 {
+		cards, err := issueCards(ctx, c, runID, accts, workers)
+		if err != nil {
+			return res, fmt.Errorf("cards: %w", err)
+		}
+		res.Cards = cards
+	}
 	return res, nil
 }
 
@@ -254,6 +271,8 @@ type loadResult struct {
 	Acks       []ack
 	// Timeline is acknowledged transfers per second in each 5 s slice.
 	Timeline []float64
+	// Cards is the card traffic (nil without -cards).
+	Cards *cardResult
 }
 
 // runLoad makes transfers between random accounts at concurrency workers
@@ -269,7 +288,11 @@ type loadResult struct {
 //
 // With life (deletes during the load), a worker skips senders being retired
 // and receivers already deleted.
-func runLoad(ctx context.Context, c *client, runID string, accts []account, workers int, d, grace time.Duration, maxAmount int64, m mix, life *lifecycle) loadResult {
+//
+// With holders (-cards), a share m.Cards of the operations are card network
+// messages on their cards (cardWorker.step); at the end each worker clears
+// the authorizations it left open (cardWorker.drain).
+func runLoad(ctx context.Context, c *client, runID string, accts []account, holders []cardHolder, workers int, d, grace time.Duration, maxAmount int64, m mix, life *lifecycle) loadResult {
 	var (
 		mu        sync.Mutex
 		res       = loadResult{Errors: map[string]int{}}
@@ -305,12 +328,19 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 			}
 		}
 	}()
+	if m.Cards > 0 && len(holders) > 0 {
+		res.Cards = newCardResult()
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w)+1, uint64(start.UnixNano())))
+			var cw *cardWorker
+			if res.Cards != nil {
+				cw = &cardWorker{c: c, runID: runID, w: w, holders: holders, res: newCardResult()}
+			}
 			var lat []time.Duration
 			var acks []ack
 			errs := map[string]int{}
@@ -322,6 +352,10 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 					j++
 				}
 				if !life.usable(i, j) {
+					continue
+				}
+				if cw != nil && rng.Float64() < m.Cards {
+					cw.step(hardCtx, rng, maxAmount)
 					continue
 				}
 				amount := 1 + rng.Int64N(maxAmount)
@@ -366,7 +400,13 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, work
 					errs[r.Code()]++
 				}
 			}
+			if cw != nil {
+				cw.drain(hardCtx)
+			}
 			mu.Lock()
+			if cw != nil {
+				res.Cards.merge(cw.res)
+			}
 			res.Latencies = append(res.Latencies, lat...)
 			res.Acks = append(res.Acks, acks...)
 			for k, v := range errs {

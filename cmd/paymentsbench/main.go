@@ -104,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.maxAmount, "max-amount", 1000, "transfer amounts are uniform in 1..max-amount (cents)")
 	fs.Float64Var(&o.mix.FX, "fx", 0, "share (0..1) of transfers that are cross-currency: USD to the other customer's EUR account")
 	fs.Float64Var(&o.mix.Payout, "payout", 0, "share (0..1) of transfers that are payouts: USD to the sender's own external bank account (sandbox ACH)")
+	fs.Float64Var(&o.mix.Cards, "cards", 0, "share (0..1) of operations that are sandbox card network messages (authorizations, clearings, reversals, returns) on cards issued at setup to every other customer")
 	fs.DurationVar(&o.settle, "settle", 90*time.Second, "with -payout, how long after the load to wait for the rail to settle every acknowledged payout")
 	fs.DurationVar(&o.hookStall.Every, "hook-stall-every", 0, "the webhook receiver hiccups at this interval (0: never): see -hook-stall")
 	fs.DurationVar(&o.hookStall.For, "hook-stall", 300*time.Millisecond, "with -hook-stall-every, how long each hiccup holds every answer")
@@ -137,6 +138,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-fx is a share between 0 and 1")
 	case o.mix.Payout < 0 || o.mix.Payout > 1 || o.mix.FX+o.mix.Payout > 1:
 		return o, errors.New("-payout is a share between 0 and 1, and with -fx at most 1")
+	case o.mix.Cards < 0 || o.mix.Cards >= 1:
+		return o, errors.New("-cards is a share from 0 up to (not including) 1")
+	case o.mix.Cards > 0 && o.deleteEvery > 0:
+		// The deleter retires customers the card traffic may still be
+		// authorizing on (not modelled).
+		return o, errors.New("-cards and -delete-every exclude each other")
 	}
 	if o.spawn && o.token == "" {
 		o.token = "bench-" + randHex(4) + ":" + randHex(16)
@@ -235,6 +242,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		return 2, fmt.Errorf("setup: %w", err)
 	}
 	logf("setup done in %s", time.Since(setupStart).Round(time.Millisecond))
+	if len(s.Cards) > 0 {
+		logf("setup: %d ACTIVE cards", len(s.Cards))
+	}
 
 	// Load (and crashes).
 	loadCtx, stopLoad := context.WithCancel(ctx)
@@ -270,7 +280,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	} else {
 		delc <- deleteResult{}
 	}
-	lr := runLoad(loadCtx, c, runID, s.Accounts, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix, life)
+	lr := runLoad(loadCtx, c, runID, s.Accounts, s.Cards, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix, life)
 	stopCrash()
 	rep.Kills = <-killsc
 	dr := <-delc
@@ -310,6 +320,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	rep.Latency = Summarise(lr.Latencies)
 	rep.Errors = lr.Errors
 	rep.Timeline = lr.Timeline
+	if lr.Cards != nil {
+		cs := lr.Cards.summary(len(s.Cards))
+		rep.Extra["cards"] = cs
+		logf("cards: %d transactions, messages %v, %d declined, %d unresolved, %d open authorizations cleared at the end",
+			cs.Transactions, cs.Messages, cs.Declined, cs.Unresolved, cs.Drained)
+	}
 	if o.deleteEvery > 0 {
 		// The drains are acknowledged transfers of the run: the checks
 		// expect each exactly once, like the load's (not in the figures
@@ -354,7 +370,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 			}
 		}
 		logf("checking invariants")
-		rep.Checks = append(rep.Checks, apiChecks(ctx, c, s, lr.Acks, lr.Unresolved, o.sample, [2]time.Time{setupStart.Add(-time.Second), end})...)
+		rep.Checks = append(rep.Checks, apiChecks(ctx, c, s, lr.Acks, lr.Unresolved, o.sample, [2]time.Time{setupStart.Add(-time.Second), end}, lr.Cards)...)
 		if o.deleteEvery > 0 {
 			r := CheckResult{Name: fmt.Sprintf("deleter: %d customers deleted, none left holding money", len(dr.Deleted)),
 				Pass: len(dr.Failed) == 0 && len(dr.Deleted) > 0}
@@ -405,7 +421,8 @@ func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, r
 	}
 	defer chk.Close()
 	out := append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))
-	for _, e := range expectedTotals(s, lr.Acks, lr.Unresolved) {
+	out = append(out, chk.cardDBChecks(ctx, s, lr.Cards)...)
+	for _, e := range withCards(expectedTotals(s, lr.Acks, lr.Unresolved), lr.Cards) {
 		total, err := chk.AccountsTotal(ctx, e.accountIDs)
 		if err == nil {
 			var susp int64

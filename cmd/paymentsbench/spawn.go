@@ -63,6 +63,11 @@ func (s *server) start(ctx context.Context) error {
 		"-log-level", "warn", "-shutdown-timeout", "1s"}, s.extraArgs...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Env = append(os.Environ(), "PAYMENTS_SANDBOX_TOKEN="+s.creds, "PAYMENTS_DATABASE_URL="+s.dbURL)
+	if _, set := os.LookupEnv("PAYMENTS_WEBHOOK_ALLOW_PRIVATE"); !set {
+		// The tool's webhook receiver is on loopback; a server on
+		// PostgreSQL refuses private endpoints unless told otherwise.
+		cmd.Env = append(cmd.Env, "PAYMENTS_WEBHOOK_ALLOW_PRIVATE=true")
+	}
 	if k := benchKeys(s.dbURL); k != "" {
 		cmd.Env = append(cmd.Env, "PAYMENTS_KEYS="+k)
 	}

@@ -149,6 +149,13 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Payouts > 0 {
 		fmt.Fprintf(w, "payouts (USD to external bank accounts): %d of the acknowledged, %d of them failed or returned by magic amounts\n", r.Payouts, r.PayoutsFailing)
 	}
+	if cs, ok := r.Extra["cards"].(cardSummary); ok {
+		fmt.Fprintf(w, "cards: %d ACTIVE, %d card transactions (%d declined), messages %v, %d unresolved, %d open authorizations cleared after the load; %d cents settled, %d returned\n",
+			cs.Cards, cs.Transactions, cs.Declined, cs.Messages, cs.Unresolved, cs.Drained, cs.Settled, cs.Returned)
+		if len(cs.Refused) > 0 {
+			fmt.Fprintf(w, "card messages refused: %v\n", cs.Refused)
+		}
+	}
 	fmt.Fprintf(w, "throughput: %.1f acknowledged transfers/s\n", r.Throughput)
 	fmt.Fprintf(w, "latency ms: p50 %.2f  p95 %.2f  p99 %.2f  max %.2f  mean %.2f (n=%d)\n",
 		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Latency.Mean, r.Latency.Count)

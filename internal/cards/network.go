@@ -7,6 +7,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
@@ -64,8 +65,10 @@ func (s *Service) Authorize(ctx context.Context, t store.Tenant, cardID, kind st
 		if err != nil {
 			return err
 		}
-		out, err = result(row, newToken(row.ID))
-		return err
+		if out, err = result(row, newToken(row.ID)); err != nil {
+			return err
+		}
+		return idempotency.Record(ctx, tx, out)
 	})
 	return out, err
 }
@@ -193,8 +196,10 @@ func (s *Service) onTransaction(ctx context.Context, t store.Tenant, cardID stri
 		if err := fn(tx, c, &ct); err != nil {
 			return err
 		}
-		out, err = result(ct.row, ct.d.IssuerTransactionID)
-		return err
+		if out, err = result(ct.row, ct.d.IssuerTransactionID); err != nil {
+			return err
+		}
+		return idempotency.Record(ctx, tx, out)
 	})
 	return out, err
 }

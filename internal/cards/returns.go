@@ -7,6 +7,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
@@ -38,8 +39,10 @@ func (s *Service) Return(ctx context.Context, t store.Tenant, cardID string, req
 		if err != nil {
 			return err
 		}
-		out, err = result(row, row.Reference)
-		return err
+		if out, err = result(row, row.Reference); err != nil {
+			return err
+		}
+		return idempotency.Record(ctx, tx, out)
 	})
 	return out, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/cards"
+	"github.com/paymentsd/paymentsd/internal/idempotency"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -60,17 +61,17 @@ func (s *Server) cardRoutes() {
 	})
 	// One line per route, so the route table can be read (and checked
 	// against the OpenAPI document) as written. /sandbox/* is sandbox only.
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindAuthorization)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindFinancial)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindCredit)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization_advice", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindCredit)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_credit_authorization", need: auth.NeedMoney, idempotent: true, h: authz(cards.KindFinancialCredit)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindAuthorization)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindFinancial)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindCredit)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization_advice", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindCredit)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_credit_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindFinancialCredit)})
 	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/balance_inquiry", need: auth.NeedMoney, idempotent: true, h: balance})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization_advice", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Advise)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/clearing", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Clear)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/reversal", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Reverse)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return", need: auth.NeedMoney, idempotent: true, h: onTx(svc.Return)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return_reversal", need: auth.NeedMoney, idempotent: true, h: onTx(svc.ReturnReversal)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization_advice", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Advise)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/clearing", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Clear)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/reversal", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Reverse)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Return)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return_reversal", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.ReturnReversal)})
 }
 
 // simulate decodes a simulation body and answers 202 with its result.
@@ -79,6 +80,12 @@ func simulate[T any](fn func(r *http.Request, req T) (cards.SimResult, error)) h
 		var req T
 		if err := decode(r, &req, nil); err != nil {
 			return err
+		}
+		// The simulations that change state record this answer with their
+		// effect (idempotency.Record), so a retry after a crash replays it
+		// instead of applying the message twice (R-IDEM-02).
+		if c := idempotency.FromContext(r.Context()); c != nil {
+			c.Status = http.StatusAccepted
 		}
 		out, err := fn(r, req)
 		if err != nil {

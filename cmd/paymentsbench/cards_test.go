@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/internal/ledger"
+)
+
+const simAnswer = `{"issuerTransactionToken":"tok","transaction":{"id":"Transaction:1","status":"AUTHORIZED","type":"CARD",
+	"cardId":"Card:1","authorizedAmount":{"amount":500,"currency":{"code":"USD"}},"settledAmount":{"amount":0},
+	"refundedAmount":{"amount":0}}}`
+
+func TestDecodeCardTx(t *testing.T) {
+	v, err := decodeCardTx([]byte(simAnswer), true)
+	if err != nil || v.ID != "Transaction:1" || v.Status != "AUTHORIZED" || v.Type != "CARD" || v.CardID != "Card:1" || v.Authorized != 500 {
+		t.Fatalf("simulation answer: %+v %v", v, err)
+	}
+	ret := `{"id":"Transaction:2","status":"SETTLED","type":"CARD","settledAmount":{"amount":40},"originalTransactionId":"Transaction:1"}`
+	if v, err := decodeCardTx([]byte(ret), false); err != nil || v.Settled != 40 || v.OriginalTransactionID != "Transaction:1" {
+		t.Fatalf("transaction: %+v %v", v, err)
+	}
+	for name, c := range map[string]struct {
+		body string
+		sim  bool
+	}{
+		"not JSON":              {`{`, false},
+		"no transaction":        {`{"issuerTransactionToken":"tok"}`, true},
+		"null transaction":      {`{"transaction":null}`, true},
+		"no id":                 {`{"status":"SETTLED"}`, false},
+		"no status":             {`{"id":"Transaction:1"}`, false},
+		"negative amount":       {`{"id":"Transaction:1","status":"SETTLED","settledAmount":{"amount":-1}}`, false},
+		"amount not an integer": {`{"id":"Transaction:1","status":"SETTLED","settledAmount":{"amount":1.5}}`, false},
+		"the wrapped one plain": {simAnswer, false},
+	} {
+		if _, err := decodeCardTx([]byte(c.body), c.sim); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+}
+
+func FuzzDecodeCardTx(f *testing.F) {
+	f.Add([]byte(simAnswer), true)
+	f.Add([]byte(`{"id":"Transaction:2","status":"SETTLED","settledAmount":{"amount":40}}`), false)
+	f.Add([]byte(`{"transaction":{}}`), true)
+	f.Fuzz(func(t *testing.T, body []byte, sim bool) {
+		v, err := decodeCardTx(body, sim)
+		if err != nil {
+			return
+		}
+		if v.ID == "" || v.Status == "" || v.Authorized < 0 || v.Settled < 0 || v.Refunded < 0 {
+			t.Fatalf("accepted %q as %+v", body, v)
+		}
+	})
+}
+
+func TestCompareCardTx(t *testing.T) {
+	model := &cardTx{ID: "T1", CardID: "C1", Authorized: 500, Settled: 300, Returned: 100, Status: "SETTLED"}
+	good := cardTxView{ID: "T1", CardID: "C1", Status: "SETTLED", Type: "CARD", Authorized: 500, Settled: 300, Refunded: 100}
+	if msg := compareCardTx(model, good); msg != "" {
+		t.Fatalf("agreeing: %s", msg)
+	}
+	for name, v := range map[string]cardTxView{
+		"another id":       {ID: "T2", CardID: "C1", Status: "SETTLED", Authorized: 500, Settled: 300, Refunded: 100},
+		"another card":     {ID: "T1", CardID: "C2", Status: "SETTLED", Authorized: 500, Settled: 300, Refunded: 100},
+		"another status":   {ID: "T1", CardID: "C1", Status: "AUTHORIZED", Authorized: 500, Settled: 300, Refunded: 100},
+		"settled differs":  {ID: "T1", CardID: "C1", Status: "SETTLED", Authorized: 500, Settled: 299, Refunded: 100},
+		"refunded differs": {ID: "T1", CardID: "C1", Status: "SETTLED", Authorized: 500, Settled: 300, Refunded: 0},
+		"authorized less":  {ID: "T1", CardID: "C1", Status: "SETTLED", Authorized: 499, Settled: 300, Refunded: 100},
+	} {
+		if compareCardTx(model, v) == "" {
+			t.Errorf("%s: want a difference", name)
+		}
+	}
+	// An uncertain transaction need only exist, as a CARD transaction.
+	unsure := &cardTx{ID: "T1", CardID: "C1", Uncertain: true, Status: "AUTHORIZED"}
+	if msg := cardTxProblem(unsure, good, nil); msg != "" {
+		t.Fatalf("uncertain: %s", msg)
+	}
+	if cardTxProblem(unsure, cardTxView{ID: "T1", Status: "SETTLED", Type: "OUTGOING"}, nil) == "" {
+		t.Fatal("a non-CARD transaction passed")
+	}
+}
+
+// The USD expectation moves by what the cards settled less what was
+// returned; other currencies and runs without cards are untouched.
+func TestWithCards(t *testing.T) {
+	base := func() []expected {
+		return []expected{{currency: "USD", want: 10_000}, {currency: "EUR", want: 70}}
+	}
+	if got := withCards(base(), nil); got[0].want != 10_000 || got[1].want != 70 {
+		t.Fatalf("no cards: %+v", got)
+	}
+	cr := newCardResult()
+	cr.Txs = []*cardTx{
+		{Settled: 500, Returned: 120, Status: "SETTLED"},
+		{Held: 80, Status: "AUTHORIZED"},
+		{Status: "DECLINED"},
+		{Settled: 30, Status: "SETTLED"},
+	}
+	got := withCards(base(), cr)
+	if got[0].want != 10_000-530+120 || got[1].want != 70 || got[0].note != "" {
+		t.Fatalf("cards: %+v", got)
+	}
+	settled, returned, held, uncertain := cardMoney(cr.Txs)
+	if settled != 530 || returned != 120 || held != 80 || uncertain != 0 {
+		t.Fatalf("cardMoney: %d %d %d %d", settled, returned, held, uncertain)
+	}
+	cr.Txs[0].Uncertain = true
+	if got := withCards(base(), cr); !strings.Contains(got[0].note, "inexact") {
+		t.Fatalf("uncertain: %+v", got[0])
+	}
+	s := cr.summary(3)
+	if s.Cards != 3 || s.Transactions != 4 || s.Settled != 530 || s.Returned != 120 {
+		t.Fatalf("summary: %+v", s)
+	}
+	other := newCardResult()
+	other.Ops["authorization"], other.Declined, other.Unresolved = 2, 1, 1
+	other.Txs = []*cardTx{{Status: "VOIDED"}}
+	cr.Ops["authorization"] = 3
+	cr.merge(other)
+	if cr.Ops["authorization"] != 5 || cr.Declined != 1 || cr.Unresolved != 1 || len(cr.Txs) != 5 {
+		t.Fatalf("merge: %+v", cr)
+	}
+}
+
+func TestParseFlagsCards(t *testing.T) {
+	o, err := parseFlags([]string{"-spawn", "-db", "sqlite:/tmp/x.db", "-cards", "0.3"}, &strings.Builder{})
+	if err != nil || o.mix.Cards != 0.3 {
+		t.Fatalf("%+v %v", o.mix, err)
+	}
+	if o, err := parseFlags([]string{"-spawn", "-db", "sqlite:/tmp/x.db"}, &strings.Builder{}); err != nil || o.mix.Cards != 0 {
+		t.Fatalf("default: %+v %v", o.mix, err)
+	}
+	if _, err := parseFlags([]string{"-spawn", "-db", "sqlite:/tmp/x.db", "-cards", "0.3", "-delete-every", "2s"}, &strings.Builder{}); err == nil {
+		t.Error("-cards with -delete-every accepted")
+	}
+	for _, v := range []string{"-0.1", "1", "1.5"} {
+		if _, err := parseFlags([]string{"-spawn", "-db", "sqlite:/tmp/x.db", "-cards", v}, &strings.Builder{}); err == nil {
+			t.Errorf("-cards %s accepted", v)
+		}
+	}
+}
+
+// The pending check passes with an open hold and fails when a balance's
+// pending debits disagree with its hold postings.
+func TestCardDBChecksSQL(t *testing.T) {
+	for _, engine := range engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			db, dbURL, tn := tinyStore(t, engine)
+			chk, err := openDBChecker(ctx, dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer chk.Close()
+			var a, b string
+			for name, p := range map[string]*string{"a": &a, "b": &b} {
+				if err := chk.db.QueryRow(rebind(chk.engine, "SELECT id FROM ledger_accounts WHERE name = ?"), name).Scan(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hold := ledger.TransferSpec{Kind: ledger.KindHold, Postings: []ledger.PostingSpec{
+				{AccountID: a, Currency: "USD", Amount: -70}, {AccountID: b, Currency: "USD", Amount: 70}}}
+			if _, err := ledger.New(db).Commit(ctx, tn, []ledger.TransferSpec{hold}); err != nil {
+				t.Fatal(err)
+			}
+			const name = "db: every balance's pending debits and credits equal its open hold postings"
+			pending := func() CheckResult {
+				for _, r := range chk.cardDBChecks(ctx, setupResult{}, newCardResult()) {
+					if r.Name == name {
+						return r
+					}
+				}
+				t.Fatal("no pending check")
+				return CheckResult{}
+			}
+			if r := pending(); !r.Pass {
+				t.Fatalf("open hold: %s", r.Detail)
+			}
+			for _, r := range chk.LedgerChecks(ctx) {
+				if !r.Pass {
+					t.Fatalf("open hold: %s: %s", r.Name, r.Detail)
+				}
+			}
+			if _, err := chk.db.Exec(rebind(chk.engine, "UPDATE ledger_balances SET pending_debits = pending_debits + 1 WHERE account_id = ?"), a); err != nil {
+				t.Fatal(err)
+			}
+			if r := pending(); r.Pass {
+				t.Fatal("a balance holding more than its hold postings passed")
+			}
+		})
+	}
+}
+
+// The text report has a cards line (and the refusals) with card traffic, and
+// none without.
+func TestReportTextCards(t *testing.T) {
+	var plain strings.Builder
+	(&Report{Extra: map[string]any{}}).WriteText(&plain)
+	if strings.Contains(plain.String(), "cards:") {
+		t.Fatalf("a cards line without card traffic:\n%s", plain.String())
+	}
+	cr := newCardResult()
+	cr.Txs = []*cardTx{{Settled: 500, Returned: 120, Status: "SETTLED"}}
+	cr.Ops["authorization"], cr.Refused["clearing INVALID_STATE_TRANSITION"] = 1, 2
+	var b strings.Builder
+	(&Report{Extra: map[string]any{"cards": cr.summary(4)}}).WriteText(&b)
+	for _, want := range []string{"cards: 4 ACTIVE, 1 card transactions (0 declined), messages map[authorization:1]",
+		"500 cents settled, 120 returned", "card messages refused: map[clearing INVALID_STATE_TRANSITION:2]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
