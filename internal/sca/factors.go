@@ -255,19 +255,9 @@ func (s *Service) ConfirmEnrolment(ctx context.Context, t store.Tenant, customer
 	var out ConfirmResult
 	var refusal error
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.requireSCA(ctx, tx.Q, t, customerID); err != nil {
-			return err
-		}
-		st, err := loadState(ctx, tx.Q, t, customerID, true)
+		st, f, now, err := s.openFactor(ctx, tx, t, customerID, *req.Type, factorPending,
+			apierr.NotFound("NOT_FOUND", "A pending "+*req.Type+" enrolment of customer "+customerID))
 		if err != nil {
-			return err
-		}
-		f := st.find(*req.Type, factorPending)
-		if f == nil {
-			return apierr.NotFound("NOT_FOUND", "A pending "+*req.Type+" enrolment of customer "+customerID)
-		}
-		now := tx.Now().UTC().Truncate(time.Microsecond)
-		if err := checkLocks(&st, f, now); err != nil {
 			return err
 		}
 		refusal, err = s.checkEnrolment(ctx, tx.Q, t, customerID, f, req, now)
@@ -285,7 +275,7 @@ func (s *Service) ConfirmEnrolment(ctx context.Context, t store.Tenant, customer
 		if err := decide(ctx, tx, t, d); err != nil {
 			return err
 		}
-		return saveState(ctx, tx, t, customerID, st)
+		return saveState(ctx, tx, t, customerID, *st)
 	})
 	if err != nil {
 		return ConfirmResult{}, err

@@ -47,19 +47,8 @@ func (s *Service) StartLogin(ctx context.Context, t store.Tenant, customerID str
 	}
 	var out LoginStart
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.requireSCA(ctx, tx.Q, t, customerID); err != nil {
-			return err
-		}
-		st, err := loadState(ctx, tx.Q, t, customerID, true)
+		st, f, now, err := s.openFactor(ctx, tx, t, customerID, *req.Factor, factorActive, notEnrolled())
 		if err != nil {
-			return err
-		}
-		f := st.find(*req.Factor, factorActive)
-		if f == nil {
-			return wrongProof("factor", "is not a factor the customer has enrolled (GET /sca/factors)")
-		}
-		now := tx.Now().UTC().Truncate(time.Microsecond)
-		if err := checkLocks(&st, f, now); err != nil {
 			return err
 		}
 		out = LoginStart{Factor: f.Type}
@@ -80,7 +69,7 @@ func (s *Service) StartLogin(ctx context.Context, t store.Tenant, customerID str
 			st.Login.Session = b.Session
 			out.PasskeyOptions, out.AllowedOrigins, out.RelyingPartyID = b.Options, cfg.Origins, cfg.RPID
 		}
-		return saveState(ctx, tx, t, customerID, st)
+		return saveState(ctx, tx, t, customerID, *st)
 	})
 	return out, err
 }
@@ -127,19 +116,8 @@ func (s *Service) CompleteLogin(ctx context.Context, t store.Tenant, customerID 
 	var out LoginComplete
 	var refusal error
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.requireSCA(ctx, tx.Q, t, customerID); err != nil {
-			return err
-		}
-		st, err := loadState(ctx, tx.Q, t, customerID, true)
+		st, f, now, err := s.openFactor(ctx, tx, t, customerID, *req.Factor, factorActive, notEnrolled())
 		if err != nil {
-			return err
-		}
-		f := st.find(*req.Factor, factorActive)
-		if f == nil {
-			return wrongProof("factor", "is not a factor the customer has enrolled (GET /sca/factors)")
-		}
-		now := tx.Now().UTC().Truncate(time.Microsecond)
-		if err := checkLocks(&st, f, now); err != nil {
 			return err
 		}
 		l := st.Login
@@ -165,7 +143,7 @@ func (s *Service) CompleteLogin(ctx context.Context, t store.Tenant, customerID 
 		if err := decide(ctx, tx, t, d); err != nil {
 			return err
 		}
-		return saveState(ctx, tx, t, customerID, st)
+		return saveState(ctx, tx, t, customerID, *st)
 	})
 	if err != nil {
 		return LoginComplete{}, err
@@ -282,4 +260,8 @@ func (s *Service) RequireSession(ctx context.Context, q store.Q, t store.Tenant,
 		return true, sessionRequired(customerID)
 	}
 	return true, nil
+}
+
+func notEnrolled() error {
+	return wrongProof("factor", "is not a factor the customer has enrolled (GET /sca/factors)")
 }

@@ -262,3 +262,26 @@ func (s *Service) Decisions(ctx context.Context, t store.Tenant, customerID stri
 }
 
 func subtleEq(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// openFactor loads the customer's SCA state, locked for the transaction, and
+// its factor typ in status, checked against its locks: a customer who needs
+// no SCA is refused (requireSCA), a factor not there is the missing error.
+// now is the transaction's time, truncated as stored.
+func (s *Service) openFactor(ctx context.Context, tx *store.Tx, t store.Tenant, customerID, typ, status string, missing error) (*state, *factor, time.Time, error) {
+	if err := s.requireSCA(ctx, tx.Q, t, customerID); err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	st, err := loadState(ctx, tx.Q, t, customerID, true)
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	f := st.find(typ, status)
+	if f == nil {
+		return nil, nil, time.Time{}, missing
+	}
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	if err := checkLocks(&st, f, now); err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	return &st, f, now, nil
+}
