@@ -48,21 +48,7 @@ func (q Q) GetUmaAddress(ctx context.Context, domain, localPart string) (UmaAddr
 func (q Q) TenantsWithUmaDomain(ctx context.Context, domain string) ([]Tenant, [][]byte, error) {
 	rows, err := q.query(ctx, `SELECT platform_id, env, document FROM platform_configs WHERE document LIKE ?`,
 		"%"+strings.NewReplacer("%", "", "_", "").Replace(domain)+"%")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
-	var ts []Tenant
-	var docs [][]byte
-	for rows.Next() {
-		var t Tenant
-		var doc string
-		if err := rows.Scan(&t.PlatformID, &t.Env, &doc); err != nil {
-			return nil, nil, err
-		}
-		ts, docs = append(ts, t), append(docs, []byte(doc))
-	}
-	return ts, docs, rows.Err()
+	return configDocuments(rows, err)
 }
 
 // UmaKeys is a tenant's UMA key set (private keys sealed).
@@ -286,6 +272,12 @@ func (q Q) UpdateUmaPayment(ctx context.Context, p UmaPayment) error {
 func (q Q) UmaDomains(ctx context.Context, env string) ([]Tenant, [][]byte, error) {
 	rows, err := q.query(ctx, `SELECT platform_id, env, document FROM platform_configs WHERE env = ? AND document LIKE ?
 		ORDER BY platform_id`, env, `%"umaDomain"%`)
+	return configDocuments(rows, err)
+}
+
+// configDocuments reads rows of (platform_id, env, document) of
+// platform_configs.
+func configDocuments(rows *sql.Rows, err error) ([]Tenant, [][]byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
