@@ -75,6 +75,11 @@ func TestContact_Flow_R_CONTACT_01_03_04(t *testing.T) {
 		if cv := r.JSON(t)["contactVerification"].(map[string]any); cv["phone"] != "VERIFIED" {
 			t.Fatalf("%v", cv)
 		}
+		// The customer in a confirmation's answer is the whole resource,
+		// scaRequired included, as on GET.
+		if _, ok := r.JSON(t)["scaRequired"].(bool); !ok {
+			t.Fatalf("verify-phone confirm without scaRequired: %s", r.Body)
+		}
 		// Changing the email makes it PENDING again.
 		r = e.do("PATCH", "/customers/"+id, `{"email":"hans@example.de"}`)
 		expect(t, r, http.StatusOK, "")

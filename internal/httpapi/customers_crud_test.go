@@ -109,6 +109,9 @@ func TestCustomers_PlatformCustomerIDConflict_R_CUST_07(t *testing.T) {
 		if del.JSON(t)["isDeleted"] != true {
 			t.Fatalf("delete answers the deleted customer: %s", del.Body)
 		}
+		if _, ok := del.JSON(t)["scaRequired"].(bool); !ok {
+			t.Fatalf("delete's customer without scaRequired: %s", del.Body)
+		}
 		expect(t, e.do("GET", "/customers/"+first["id"].(string), nil), http.StatusNotFound, "CUSTOMER_NOT_FOUND")
 		expect(t, e.do("DELETE", "/customers/"+first["id"].(string), nil), http.StatusNotFound, "CUSTOMER_NOT_FOUND")
 		again := e.custCreate(t, cwith(custIndividual("Jane Again"), "platformCustomerId", "p-1"))

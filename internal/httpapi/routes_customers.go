@@ -129,6 +129,9 @@ func (h *customerHandlers) update(w http.ResponseWriter, r *http.Request) error 
 
 func (h *customerHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.svc.Delete(r.Context(), principal(r).Tenant, r.PathValue("customerId"))
+	if err == nil {
+		err = h.s.withSca(r.Context(), principal(r).Tenant, &c)
+	}
 	if err != nil {
 		return err
 	}
@@ -209,6 +212,9 @@ func (h *customerHandlers) confirmCode(channel string) handlerFunc {
 			return err
 		}
 		c, err := h.svc.ConfirmCode(r.Context(), principal(r).Tenant, r.PathValue("customerId"), channel, req)
+		if err == nil {
+			err = h.s.withSca(r.Context(), principal(r).Tenant, &c)
+		}
 		if err != nil {
 			return err
 		}
