@@ -294,3 +294,19 @@ func configDocuments(rows *sql.Rows, err error) ([]Tenant, [][]byte, error) {
 	}
 	return ts, docs, rows.Err()
 }
+
+// UseUmaNonce records the nonce of a signed UMA message, forgetting those
+// signed before forgetBefore; a nonce recorded before is ErrConflict.
+func (q Q) UseUmaNonce(ctx context.Context, nonce string, signedAt, forgetBefore time.Time) error {
+	if _, err := q.exec(ctx, `DELETE FROM uma_nonces WHERE signed_at < ?`, toMicros(forgetBefore)); err != nil {
+		return err
+	}
+	_, err := q.exec(ctx, `INSERT INTO uma_nonces (nonce, signed_at) VALUES (?, ?)`, nonce, toMicros(signedAt))
+	return classify(err)
+}
+
+// PurgeUmaNonces forgets the nonces of messages signed before t.
+func (q Q) PurgeUmaNonces(ctx context.Context, t time.Time) error {
+	_, err := q.exec(ctx, `DELETE FROM uma_nonces WHERE signed_at < ?`, toMicros(t))
+	return err
+}

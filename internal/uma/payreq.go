@@ -69,7 +69,7 @@ func (s *Service) PayRequest(ctx context.Context, host, user string, body []byte
 		return nil, apierr.Newf("SENDER_NOT_ACCEPTED", "The payer identifier %q is not a UMA address", payer)
 	}
 	if err := s.verifySender(ctx, r.Tenant.Env, from.Domain, func(pk protocol.PubKeyResponse) error {
-		return umasdk.VerifyPayReqSignature(req, pk, &s.nonces)
+		return umasdk.VerifyPayReqSignature(req, pk, s.nonceCache())
 	}); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -87,35 +86,40 @@ func (s *Service) MsatsPerUnit(ctx context.Context, env, code string) (decimal.D
 	return msatsPerBTC.Div(perBTC.Shift(int32(c.Decimals))), nil
 }
 
-// nonces is the replay guard of signed UMA messages (per process; a
-// message older than nonceWindow is refused outright).
-type nonces struct {
-	once  sync.Once
-	cache *umasdk.InMemoryNonceCache
-	mu    sync.Mutex
-}
+// nonces is the replay guard of signed UMA messages: every accepted nonce is
+// recorded in the database for nonceWindow, so that a message replayed to any
+// node sharing the database is refused; a message signed outside the window
+// is refused outright. It is the SDK's NonceCache, whose calls carry no
+// context.
+type nonces struct{ db *store.DB }
 
 const nonceWindow = time.Hour
 
-func (n *nonces) check(nonce string, ts time.Time) error {
-	n.once.Do(func() { n.cache = umasdk.NewInMemoryNonceCache(time.Now().Add(-nonceWindow)) })
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if time.Since(ts) > nonceWindow || time.Until(ts) > 5*time.Minute {
-		return errors.New("signature timestamp outside the accepted window")
-	}
-	return n.cache.CheckAndSaveNonce(nonce, ts)
-}
+// nonceTimeout bounds one nonce check (the SDK passes no context).
+const nonceTimeout = 5 * time.Second
+
+func (s *Service) nonceCache() nonces { return nonces{db: s.DB} }
 
 // CheckAndSaveNonce makes nonces an umasdk.NonceCache.
-func (n *nonces) CheckAndSaveNonce(nonce string, ts time.Time) error { return n.check(nonce, ts) }
+func (n nonces) CheckAndSaveNonce(nonce string, ts time.Time) error {
+	now := time.Now() // the SDK signs with the wall clock, not the store's
+	if now.Sub(ts) > nonceWindow || ts.Sub(now) > 5*time.Minute {
+		return errors.New("signature timestamp outside the accepted window")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), nonceTimeout)
+	defer cancel()
+	err := n.db.Write().UseUmaNonce(ctx, nonce, ts, now.Add(-nonceWindow))
+	if errors.Is(err, store.ErrConflict) {
+		return errors.New("nonce already used: the message is a replay")
+	}
+	return err
+}
 
 // PurgeNoncesOlderThan completes the umasdk.NonceCache interface.
-func (n *nonces) PurgeNoncesOlderThan(ts time.Time) {
-	n.once.Do(func() { n.cache = umasdk.NewInMemoryNonceCache(time.Now().Add(-nonceWindow)) })
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.cache.PurgeNoncesOlderThan(ts)
+func (n nonces) PurgeNoncesOlderThan(ts time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), nonceTimeout)
+	defer cancel()
+	_ = n.db.Write().PurgeUmaNonces(ctx, ts)
 }
 
 // Lnurlp answers a signed UMA discovery request for $user@host: the sender
@@ -134,7 +138,7 @@ func (s *Service) Lnurlp(ctx context.Context, host, user string, u url.URL) (*pr
 	}
 	req.ReceiverAddress = r.Address.String()
 	if err := s.verifySender(ctx, r.Tenant.Env, *req.VaspDomain, func(pk protocol.PubKeyResponse) error {
-		return umasdk.VerifyUmaLnurlpQuerySignature(*req.AsUmaRequest(), pk, &s.nonces)
+		return umasdk.VerifyUmaLnurlpQuerySignature(*req.AsUmaRequest(), pk, s.nonceCache())
 	}); err != nil {
 		return nil, err
 	}

@@ -161,7 +161,7 @@ func (s *Service) sandboxDiscover(ctx context.Context, t store.Tenant, from, to 
 	if uresp == nil {
 		return nil, errors.New("uma: our discovery response is not UMA")
 	}
-	if err := umasdk.VerifyUmaLnurlpResponseSignature(*uresp, *ours, &s.nonces); err != nil {
+	if err := umasdk.VerifyUmaLnurlpResponseSignature(*uresp, *ours, s.nonceCache()); err != nil {
 		return nil, err
 	}
 	return uresp, nil
@@ -196,7 +196,7 @@ func (s *Service) sandboxPayRequest(ctx context.Context, t store.Tenant, from, t
 	if err != nil {
 		return nil, err
 	}
-	if err := umasdk.VerifyPayReqResponseSignature(resp, *ours, &s.nonces, from.String(), to.String()); err != nil {
+	if err := umasdk.VerifyPayReqResponseSignature(resp, *ours, s.nonceCache(), from.String(), to.String()); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -143,7 +143,7 @@ func (s *Service) discover(ctx context.Context, t store.Tenant, from, recv Addre
 	if !strings.EqualFold(resp.Compliance.ReceiverIdentifier, recv.String()) {
 		return nil, nil, apierr.Newf("INVALID_RECEIVER", "%s answered for %q, not %s", recv.Domain, resp.Compliance.ReceiverIdentifier, recv)
 	}
-	if err := umasdk.VerifyUmaLnurlpResponseSignature(*resp, *pk, &s.nonces); err != nil {
+	if err := umasdk.VerifyUmaLnurlpResponseSignature(*resp, *pk, s.nonceCache()); err != nil {
 		return nil, nil, apierr.Newf("INVALID_RECEIVER", "The signature of %s on its discovery response does not verify: %v", recv.Domain, err)
 	}
 	return resp, pk, nil

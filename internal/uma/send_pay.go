@@ -152,7 +152,7 @@ func (s *Service) payRequest(ctx context.Context, t store.Tenant, l store.UmaLoo
 	if !resp.IsUmaResponse() {
 		return nil, apierr.Newf("INVALID_PAYREQ_RESPONSE", "The pay-request answer of %s is not a UMA answer", recv.Domain)
 	}
-	if err := umasdk.VerifyPayReqResponseSignature(resp, *pk, &s.nonces, l.SenderAddress, l.ReceiverAddress); err != nil {
+	if err := umasdk.VerifyPayReqResponseSignature(resp, *pk, s.nonceCache(), l.SenderAddress, l.ReceiverAddress); err != nil {
 		return nil, apierr.Newf("INVALID_PAYREQ_RESPONSE", "The signature of %s on its pay-request answer does not verify: %v", recv.Domain, err)
 	}
 	return resp, nil

@@ -34,7 +34,6 @@ type Service struct {
 	// one unit of to (major units; rates.Quote.Mid).
 	Rate func(ctx context.Context, env, from, to string) (decimal.Decimal, error)
 
-	nonces  nonces
 	sandbox sandboxVASP
 }
 
