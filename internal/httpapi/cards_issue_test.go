@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/cards"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
 // R-CARD-01, R-CARD-05, R-CARD-06, R-CARD-09, R-CARD-25, R-CARD-26,
@@ -158,16 +160,22 @@ func TestCards_IdempotencyKey_R_IDEM_03_R_IDEM_04(t *testing.T) {
 }
 
 // R-CARD-04: at the platform's live-card maximum issuing is 409
-// CARD_LIMIT_REACHED; a CLOSED card does not count.
+// CARD_LIMIT_REACHED; a CLOSED card does not count. The maximum is the
+// node's configuration (paymentsd --max-live-cards: Options.MaxLiveCards),
+// per platform and environment.
 func TestCards_LiveCardMaximum_R_CARD_04(t *testing.T) {
-	eachEnv(t, func(t *testing.T, e *env) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, Options{MaxLiveCards: 2})
 		cust, usd := e.cdSetup(t)
-		e.srv.CardService().MaxLiveCards = 2
 		a := e.cdActive(t, cust, usd)
 		e.cdCard(t, cust, usd)
 		expect(t, e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}), http.StatusConflict, "CARD_LIMIT_REACHED")
 		expect(t, e.cdPatch(a["id"].(string), cobj{"status": "CLOSED"}), http.StatusOK, "")
 		expect(t, e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}), http.StatusCreated, "")
+		expect(t, e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}), http.StatusConflict, "CARD_LIMIT_REACHED")
+		if n := e.do("GET", "/cards", nil).JSON(t)["totalCount"]; n != float64(3) {
+			t.Fatalf("%v cards after three issued and two refused", n)
+		}
 	})
 }
 

@@ -24,7 +24,11 @@ func (s *Server) CardService() *cards.Service {
 	if svc, ok := cardServices.Load(s); ok {
 		return svc.(*cards.Service)
 	}
-	svc, _ := cardServices.LoadOrStore(s, cards.New(s.db, s.log))
+	fresh := cards.New(s.db, s.log)
+	if s.opts.MaxLiveCards > 0 {
+		fresh.MaxLiveCards = s.opts.MaxLiveCards
+	}
+	svc, _ := cardServices.LoadOrStore(s, fresh)
 	return svc.(*cards.Service)
 }
 

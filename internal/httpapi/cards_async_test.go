@@ -1,0 +1,159 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/cards"
+)
+
+// cdQueue sends a simulation that must be accepted and answers its message.
+func (e *env) cdQueue(t *testing.T, cardID, op string, body cobj) map[string]any {
+	t.Helper()
+	r := e.cdSim(cardID, op, body)
+	expect(t, r, http.StatusAccepted, "")
+	m := r.JSON(t)["message"].(map[string]any)
+	if m["status"] != "PENDING" || m["cardId"] != cardID || m["type"] != op {
+		t.Fatalf("queued message %v", m)
+	}
+	return m
+}
+
+// restarted is another node's card service over the same store, with no
+// memory of what this one did: it finds the queue in the database.
+func (e *env) restarted() *cards.Service { return cards.New(e.db, nil) }
+
+// The card network is asynchronous and durable: a simulation answers 202
+// with its message PENDING and moves nothing; a message may name the card
+// transaction a queued authorization will create; a node that starts later
+// (a restart) applies the queue in arrival order, one message after the
+// other, and a message the transaction cannot take by then (reversing a
+// settled purchase) is FAILED with the refusal and moves nothing. Once
+// nothing is queued, the same impossible message is refused at once
+// (R-CARD-49, R-CARD-53).
+func TestCards_NetworkIsAsynchronous_R_CARD_49_R_CARD_53(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		_, usd, card := e.cdFunded(t, 10_000)
+		e.driveByHand() // from here no node runner applies anything
+		auth := e.cdQueue(t, card, "authorization", cobj{"amount": 2_000, "currency": cobj{"code": "USD"},
+			"merchant": cdMerchant("HARDWARE STORE", "5251")})
+		txID := auth["cardTransactionId"].(string)
+		expect(t, e.do("GET", "/transactions/"+txID, nil), http.StatusNotFound, "")
+		if b := e.cdBalance(t, usd); b.Posted != 10_000 || b.PendingDebits != 0 {
+			t.Fatalf("a queued authorization moved money: %+v", b)
+		}
+		clear := e.cdQueue(t, card, "clearing", cobj{"cardTransactionId": txID, "amount": 2_000})
+		reverse := e.cdQueue(t, card, "reversal", cobj{"cardTransactionId": txID})
+		if m := e.cdMessage(t, card, auth["id"].(string)); m["status"] != "PENDING" {
+			t.Fatalf("message before any runner: %v", m)
+		}
+		// A transaction neither of the card nor queued for it is not found.
+		expect(t, e.cdSim(card, "clearing", cobj{"cardTransactionId": "Transaction:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c", "amount": 1}),
+			http.StatusNotFound, "TRANSACTION_NOT_FOUND")
+
+		next := e.restarted()
+		for range 3 { // one message of the card per pass: the next waits for the one before
+			if n, err := next.ApplyDueMessages(context.Background()); err != nil || n != 1 {
+				t.Fatalf("ApplyDueMessages %d %v", n, err)
+			}
+		}
+		if n, err := next.ApplyDueMessages(context.Background()); err != nil || n != 0 {
+			t.Fatalf("applied again: %d %v", n, err)
+		}
+		for _, m := range []map[string]any{auth, clear} {
+			if got := e.cdMessage(t, card, m["id"].(string)); got["status"] != "APPLIED" || got["appliedAt"] == nil {
+				t.Fatalf("message %v: %v", m["type"], got)
+			}
+		}
+		failed := e.cdMessage(t, card, reverse["id"].(string))
+		if f, _ := failed["failure"].(map[string]any); failed["status"] != "FAILED" || f["code"] != "INVALID_STATE_TRANSITION" {
+			t.Fatalf("reversal of a settled purchase: %v", failed)
+		}
+		x := e.cdTx(t, txID)
+		if x["status"] != "SETTLED" || acAmount(t, x, "settledAmount") != 2_000 {
+			t.Fatalf("after the queue: %v", x)
+		}
+		if b := e.cdBalance(t, usd); b.Posted != 8_000 || b.PendingDebits != 0 {
+			t.Fatalf("balance %+v", b)
+		}
+		if types, _ := e.cdTxEvents(t, txID); !slices.Equal(types, []string{"CARD_TRANSACTION.AUTHORIZED", "CARD_TRANSACTION.SETTLED"}) {
+			t.Fatalf("R-CARD-53: %v", types)
+		}
+		// Nothing queued now: the impossible message is refused at once.
+		expect(t, e.cdSim(card, "reversal", cobj{"cardTransactionId": txID}), http.StatusConflict, "INVALID_STATE_TRANSITION")
+		expect(t, e.do("GET", "/sandbox/cards/"+card+"/messages/CardNetworkMessage:0199a1b2-0c3d-7e4f-8a5b-6c7d8e9f0a1c", nil),
+			http.StatusNotFound, "NOT_FOUND")
+		e.acAudit(t)
+	})
+}
+
+// Two nodes share the queue through claims: each message is applied once,
+// a card's messages in arrival order, and a message a node claimed before
+// dying is taken again by another once its lease has run out.
+func TestCards_NetworkClaimsAndLeases(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		_, usd, card := e.cdFunded(t, 100_000)
+		e.driveByHand()
+		var ids []string
+		for i := range 6 {
+			m := e.cdQueue(t, card, "authorization", cobj{"amount": 1_000 + i, "currency": cobj{"code": "USD"},
+				"merchant": cdMerchant("SHOP", "5999")})
+			ids = append(ids, m["cardTransactionId"].(string))
+		}
+		// A node claims the first message and dies before applying it.
+		claimed, err := e.db.ClaimDueCardMessages(context.Background(), 30*time.Second, 1)
+		if err != nil || len(claimed) != 1 || claimed[0].TransactionID != ids[0] {
+			t.Fatalf("claim %v %v", claimed, err)
+		}
+		a, b := e.restarted(), e.restarted()
+		if n, _ := a.ApplyDueMessages(context.Background()); n != 0 {
+			t.Fatalf("applied %d behind a claimed head of the queue", n)
+		}
+		e.db.SetClock(func() time.Time { return time.Now().Add(time.Minute) }) // the lease runs out
+		t.Cleanup(func() { e.db.SetClock(time.Now) })
+		var wg sync.WaitGroup
+		for _, svc := range []*cards.Service{a, b} {
+			wg.Go(func() {
+				for {
+					n, err := svc.ApplyDueMessages(context.Background())
+					if err != nil {
+						t.Errorf("apply: %v", err)
+						return
+					}
+					if pending, _ := e.db.Read().PendingCardMessages(context.Background(), e.acTenant()); n == 0 && pending == 0 {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		var held int64
+		for i, id := range ids {
+			x := e.cdTx(t, id)
+			held += int64(1_000 + i)
+			if types, _ := e.cdTxEvents(t, id); x["status"] != "AUTHORIZED" || !slices.Equal(types, []string{"CARD_TRANSACTION.AUTHORIZED"}) {
+				t.Fatalf("authorization %d: %v %v", i, x["status"], types)
+			}
+			if i > 0 && cdTime(t, x, "createdAt").Before(cdTime(t, e.cdTx(t, ids[i-1]), "createdAt")) {
+				t.Fatalf("authorization %d applied before %d", i, i-1)
+			}
+		}
+		if bal := e.cdBalance(t, usd); bal.PendingDebits != held {
+			t.Fatalf("pending debits %d, want %d: a message applied twice or not at all", bal.PendingDebits, held)
+		}
+		e.acAudit(t)
+	})
+}
+
+func cdTime(t *testing.T, m map[string]any, field string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, m[field].(string))
+	if err != nil {
+		t.Fatalf("%s: %v", field, err)
+	}
+	return at
+}
