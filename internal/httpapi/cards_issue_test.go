@@ -117,10 +117,13 @@ func TestCards_IssuerRejectsAndRetries_R_CARD_07(t *testing.T) {
 }
 
 // R-CARD-03: a cardholder whose KYC is not APPROVED gets 400
-// CARDHOLDER_KYC_NOT_APPROVED and no card.
-func TestCards_KYCNotApproved_R_CARD_03(t *testing.T) {
+// CARDHOLDER_KYC_NOT_APPROVED and no card: not a PENDING_KYC one either,
+// which Part A never enters (docs/cards.md). R-CARD-25: a PENDING_KYC card
+// (as another system might have stored it) is shown with that status and
+// cannot transact.
+func TestCards_KYCNotApproved_R_CARD_03_R_CARD_25(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
-		e.cdSetup(t)
+		cust, approvedUSD := e.cdSetup(t)
 		pending := e.custCreate(t, custIndividual("Test User 001"))["id"].(string)
 		if e.custStatus(t, pending) != "PENDING" {
 			t.Fatal("customer not PENDING")
@@ -129,6 +132,14 @@ func TestCards_KYCNotApproved_R_CARD_03(t *testing.T) {
 		expect(t, e.cdIssue(cobj{"customerId": pending, "fundingSource": usd}), http.StatusBadRequest, "CARDHOLDER_KYC_NOT_APPROVED")
 		if n := e.do("GET", "/cards", nil).JSON(t)["totalCount"]; n != float64(0) {
 			t.Fatalf("%v cards", n)
+		}
+		e.acFund(t, approvedUSD, 1_000)
+		waiting := e.cdFixtureCard(t, cust, approvedUSD, "PENDING_KYC")
+		if c := e.cdGet(t, waiting); c["status"] != "PENDING_KYC" {
+			t.Fatalf("R-CARD-25: %v", c["status"])
+		}
+		if x := e.cdAuth(t, waiting, 100); x["status"] != "DECLINED" || x["cardDeclinedReason"] != "CARD_NOT_ACTIVE" {
+			t.Fatalf("a PENDING_KYC card transacted: %v %v", x["status"], x["cardDeclinedReason"])
 		}
 	})
 }
