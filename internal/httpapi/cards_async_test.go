@@ -157,3 +157,53 @@ func cdTime(t *testing.T, m map[string]any, field string) time.Time {
 	}
 	return at
 }
+
+// An authorization advice is the network telling what it already approved:
+// it is never declined, not above the card's limits nor above the funds. An
+// increase counts against the card's day (R-CARD-39: later authorizations
+// decline on it), is held as far as the funding account covers it, and what
+// it could not hold is pulled at clearing, EXCEPTION when still uncovered
+// (R-CARD-38: clearing may settle higher). docs/cards.md.
+func TestCards_AdviceIsNeverDeclined_R_CARD_38_R_CARD_39(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		_, usd, card := e.cdFunded(t, 2_000, "maxSpendPerTransaction", 1_000, "maxSpendPerDay", 2_500)
+		first := e.cdAuth(t, card, 900)["id"].(string)
+		r := e.cdSim(card, "authorization_advice", cobj{"cardTransactionId": first, "amount": 1_500}) // above the per-transaction limit
+		if x := r.JSON(t)["transaction"].(map[string]any); acAmount(t, x, "authorizedAmount") != 900 {
+			t.Fatalf("the 202 shows the transaction as accepted, not as applied: %v", x["authorizedAmount"])
+		}
+		msg := r.JSON(t)["message"].(map[string]any)["id"].(string)
+		x := e.cdSent(t, r)
+		if x["status"] != "AUTHORIZED" || acAmount(t, x, "authorizedAmount") != 1_500 || e.cdBalance(t, usd).PendingDebits != 1_500 {
+			t.Fatalf("advice above the limit: %v %v %+v", x["status"], x["authorizedAmount"], e.cdBalance(t, usd))
+		}
+		if m := e.cdMessage(t, card, msg); m["status"] != "APPLIED" {
+			t.Fatalf("advice message %v", m)
+		}
+		if x := e.cdAuth(t, card, 500); x["status"] != "AUTHORIZED" { // day: 1_500 + 500; funds: 500 left
+			t.Fatalf("second authorization %v %v", x["status"], x["cardDeclinedReason"])
+		}
+		// Above the funds (nothing available): taken, nothing more held.
+		x = e.cdOn(t, card, "authorization_advice", first, "amount", 2_500)
+		if x["status"] != "AUTHORIZED" || acAmount(t, x, "authorizedAmount") != 2_500 || e.cdBalance(t, usd).PendingDebits != 2_000 {
+			t.Fatalf("advice above the funds: %v %+v", x["status"], e.cdBalance(t, usd))
+		}
+		// R-CARD-39: the day now counts 3_000 of 2_500.
+		if x := e.cdAuth(t, card, 1); x["cardDeclinedReason"] != "SPEND_LIMIT_EXCEEDED" {
+			t.Fatalf("after the advices: %v %v", x["status"], x["cardDeclinedReason"])
+		}
+		// R-CARD-38: the clearing at the advised total posts the hold and
+		// cannot pull the rest: EXCEPTION, the account charged what it held.
+		x = e.cdOn(t, card, "clearing", first, "amount", 2_500)
+		if x["status"] != "EXCEPTION" || acAmount(t, x, "settledAmount") != 1_500 {
+			t.Fatalf("uncovered clearing %v %v", x["status"], x["settledAmount"])
+		}
+		if b := e.cdBalance(t, usd); b.Posted != 500 || b.PendingDebits != 500 {
+			t.Fatalf("balance %+v", b)
+		}
+		// Impossible advices are still refused: below what cleared, or on a
+		// closed transaction.
+		expect(t, e.cdSim(card, "authorization_advice", cobj{"cardTransactionId": first, "amount": 3_000}), http.StatusConflict, "INVALID_STATE_TRANSITION")
+		e.acAudit(t)
+	})
+}
