@@ -207,3 +207,38 @@ func TestCards_AdviceIsNeverDeclined_R_CARD_38_R_CARD_39(t *testing.T) {
 		e.acAudit(t)
 	})
 }
+
+// Returns queued behind the clearing they need: the first applies, the
+// second (more than is left to return by then) is FAILED with the
+// refusal's INVALID_INPUT and moves nothing; the card transaction it would
+// have created never exists, so nothing can name it (R-CARD-51).
+func TestCards_QueuedReturnFails_R_CARD_51(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		_, usd, card := e.cdFunded(t, 5_000)
+		e.driveByHand()
+		auth := e.cdQueue(t, card, "authorization", cobj{"amount": 1_000, "currency": cobj{"code": "USD"},
+			"merchant": cdMerchant("BOOKS", "5942")})
+		txID := auth["cardTransactionId"].(string)
+		e.cdQueue(t, card, "clearing", cobj{"cardTransactionId": txID, "amount": 1_000})
+		ok := e.cdQueue(t, card, "return", cobj{"cardTransactionId": txID, "amount": 600})
+		bad := e.cdQueue(t, card, "return", cobj{"cardTransactionId": txID, "amount": 600})
+		e.cdApply(t)
+		if m := e.cdMessage(t, card, ok["id"].(string)); m["status"] != "APPLIED" {
+			t.Fatalf("first return %v", m)
+		}
+		m := e.cdMessage(t, card, bad["id"].(string))
+		if f, _ := m["failure"].(map[string]any); m["status"] != "FAILED" || f["code"] != "INVALID_INPUT" {
+			t.Fatalf("second return %v", m)
+		}
+		orig := e.cdTx(t, txID)
+		if orig["status"] != "SETTLED" || acAmount(t, orig, "refundedAmount") != 600 || e.cdBalance(t, usd).Posted != 4_600 {
+			t.Fatalf("after the returns: %v %v %+v", orig["status"], orig["refundedAmount"], e.cdBalance(t, usd))
+		}
+		expect(t, e.do("GET", "/transactions/"+bad["cardTransactionId"].(string), nil), http.StatusNotFound, "")
+		expect(t, e.cdSim(card, "return_reversal", cobj{"cardTransactionId": bad["cardTransactionId"]}), http.StatusNotFound, "TRANSACTION_NOT_FOUND")
+		if x := e.cdTx(t, ok["cardTransactionId"].(string)); x["originalTransactionId"] != txID || x["direction"] != "CREDIT" {
+			t.Fatalf("R-CARD-51: return row %v", x)
+		}
+		e.acAudit(t)
+	})
+}
