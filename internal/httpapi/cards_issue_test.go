@@ -203,9 +203,9 @@ func TestCards_ProductionIssuerRefuses(t *testing.T) {
 // R-CARD-04 under concurrency: of many concurrent issues at the cap's edge,
 // exactly as many succeed as the cap allows.
 func TestCards_LiveCardMaximumConcurrent_R_CARD_04(t *testing.T) {
-	eachEnv(t, func(t *testing.T, e *env) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, Options{MaxLiveCards: 3})
 		cust, usd := e.cdSetup(t)
-		e.srv.CardService().MaxLiveCards = 3
 		const n = 8
 		codes := make(chan int, n)
 		var wg sync.WaitGroup
