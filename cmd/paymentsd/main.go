@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/cards"
 	"github.com/paymentsd/paymentsd/internal/httpapi"
 	"github.com/paymentsd/paymentsd/internal/platforms"
 	"github.com/paymentsd/paymentsd/internal/quotes"
@@ -83,6 +84,7 @@ type settings struct {
 	pprofAddr       string
 	pgGroupCommit   int
 	volumeLimit     int64
+	maxLiveCards    int64
 }
 
 func env(name, def string) string {
@@ -145,6 +147,8 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 			"slower on the project's benchmark, kept for measuring it (docs/benchmarks.md) ($PAYMENTS_PG_GROUP_COMMIT)")
 	fs.Int64Var(&s.volumeLimit, "daily-volume-limit", envInt("PAYMENTS_DAILY_VOLUME_LIMIT", quotes.DefaultDailyVolumeLimit),
 		"daily volume limit of a tenant without its own (paymentsd limits set), in US cents of executed sending amounts per UTC day ($PAYMENTS_DAILY_VOLUME_LIMIT)")
+	fs.Int64Var(&s.maxLiveCards, "max-live-cards", envInt("PAYMENTS_MAX_LIVE_CARDS", cards.DefaultMaxLiveCards),
+		"cards a platform may hold per environment that are not CLOSED; POST /cards answers 409 CARD_LIMIT_REACHED at it ($PAYMENTS_MAX_LIVE_CARDS)")
 	s.sandboxToken = os.Getenv("PAYMENTS_SANDBOX_TOKEN")
 	s.productionToken = os.Getenv("PAYMENTS_PRODUCTION_TOKEN")
 	if err := fs.Parse(args); err != nil {
@@ -164,6 +168,9 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	}
 	if s.volumeLimit <= 0 {
 		return s, fmt.Errorf("--daily-volume-limit must be positive, got %d", s.volumeLimit)
+	}
+	if s.maxLiveCards < 1 || s.maxLiveCards > cards.MaxLiveCardsCeiling {
+		return s, fmt.Errorf("--max-live-cards must be from 1 to %d, got %d", cards.MaxLiveCardsCeiling, s.maxLiveCards)
 	}
 	return s, nil
 }
@@ -355,7 +362,8 @@ func nodeOptions(cfg settings, listenAddr string) httpapi.NodeOptions {
 	return httpapi.NodeOptions{
 		API: httpapi.Options{MaxBodyBytes: cfg.maxBodyBytes, RateLimit: rateLimitOption(cfg.rateLimit),
 			BlobDir: cfg.blobDir, PublicURL: cfg.publicURL, WebhookAddresses: cfg.webhookPrivate, DailyVolumeLimit: cfg.volumeLimit,
-			OTPSender: otpSenders(os.Getenv)},
+			MaxLiveCards: int(cfg.maxLiveCards),
+			OTPSender:    otpSenders(os.Getenv)},
 		Webhooks: webhooks.Options{Workers: cfg.webhookWorkers, Addresses: cfg.webhookPrivate, NodeID: nodeID(listenAddr)},
 	}
 }

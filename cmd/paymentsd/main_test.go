@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/internal/cards"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/webhooks"
 )
@@ -176,5 +177,28 @@ func TestLimitsSet(t *testing.T) {
 	}
 	if _, err := parseServe([]string{"--daily-volume-limit", "0"}, io.Discard); err == nil {
 		t.Fatal("a zero default limit accepted")
+	}
+}
+
+// R-CARD-04: the platform live-card maximum is configuration:
+// --max-live-cards or $PAYMENTS_MAX_LIVE_CARDS, validated, reaching the
+// node's options.
+func TestParseServe_MaxLiveCards_R_CARD_04(t *testing.T) {
+	t.Setenv("PAYMENTS_MAX_LIVE_CARDS", "")
+	if s, err := parseServe(nil, io.Discard); err != nil || s.maxLiveCards != cards.DefaultMaxLiveCards {
+		t.Fatalf("default %d (%v), want %d", s.maxLiveCards, err, cards.DefaultMaxLiveCards)
+	}
+	s, err := parseServe([]string{"--max-live-cards", "25"}, io.Discard)
+	if err != nil || s.maxLiveCards != 25 || nodeOptions(s, "127.0.0.1:0").API.MaxLiveCards != 25 {
+		t.Fatalf("--max-live-cards 25: %d %v", s.maxLiveCards, err)
+	}
+	t.Setenv("PAYMENTS_MAX_LIVE_CARDS", "7")
+	if s, err := parseServe(nil, io.Discard); err != nil || s.maxLiveCards != 7 {
+		t.Fatalf("$PAYMENTS_MAX_LIVE_CARDS 7: %d %v", s.maxLiveCards, err)
+	}
+	for _, bad := range []string{"0", "-3", "100000001"} {
+		if _, err := parseServe([]string{"--max-live-cards", bad}, io.Discard); err == nil {
+			t.Fatalf("--max-live-cards %s accepted", bad)
+		}
 	}
 }

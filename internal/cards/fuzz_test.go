@@ -3,8 +3,10 @@ package cards
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/internal/customers"
 	"github.com/paymentsd/paymentsd/internal/jsonx"
 )
 
@@ -75,5 +77,29 @@ func TestTransitions_TableIsConsistent(t *testing.T) {
 			t.Fatalf("two card transaction rows for %v", k)
 		}
 		tx[k] = true
+	}
+}
+
+// PENDING_KYC is in the status enumeration (R-CARD-25) and no row enters or
+// leaves it, as Part A says: a card is issued only to a cardholder whose KYC
+// is APPROVED (POST /cards answers 400 CARDHOLDER_KYC_NOT_APPROVED instead
+// of creating a waiting card), and APPROVED is final (Part A "Customer
+// verification"), so no cardholder's KYC moves back under a live card. If
+// customers ever lets APPROVED move back, this fails: the card machine then
+// needs its PENDING_KYC rows (docs/cards.md).
+func TestTransitions_PendingKYCIsNeverEntered(t *testing.T) {
+	if !slices.Contains(Statuses, StatusPendingKYC) {
+		t.Fatal("PENDING_KYC left the status enumeration")
+	}
+	for _, tr := range Transitions {
+		if tr.From == StatusPendingKYC || tr.To == StatusPendingKYC {
+			t.Fatalf("a row of PENDING_KYC, which Part A never enters: %+v", tr)
+		}
+	}
+	if !customers.Final(customers.StatusApproved) {
+		t.Fatal("customers lets an APPROVED KYC move back: cards must then enter PENDING_KYC")
+	}
+	if _, ok := requestTriggers[StatusPendingKYC]; ok {
+		t.Fatal("PENDING_KYC can be requested")
 	}
 }

@@ -7,14 +7,13 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/id"
-	"github.com/paymentsd/paymentsd/internal/idempotency"
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/transactions"
 )
 
-// The sandbox card network. Each simulation is one network message, decided
-// and applied in one database transaction: the authorization decision, the
+// The sandbox card network. Each message is applied (by the card runner,
+// messages.go) in one database transaction: the authorization decision, the
 // ledger hold or posting (reference: the card transaction's id), the card
 // transaction and its CARD_TRANSACTION.* event commit together or not at
 // all. Money moves only through package ledger.
@@ -31,55 +30,25 @@ func lockCard(ctx context.Context, tx *store.Tx, t store.Tenant, cardID string) 
 	return c, err
 }
 
-// result renders a card transaction as a simulation's answer.
-func result(row store.Transaction, token string) (SimResult, error) {
-	out, err := transactions.Render(row)
-	if err != nil {
-		return SimResult{}, err
-	}
-	return SimResult{IssuerTransactionToken: token, Transaction: &out}, nil
-}
-
 // newToken is the sandbox network's token of a message: the transaction's
 // uuid (its dashes kept, so no long digit run looks like a card number).
 func newToken(txID string) string {
 	return "sbx_net_" + strings.TrimPrefix(txID, id.Transaction+":")
 }
 
-// Authorize applies an authorization-family message: a purchase
-// authorization (KindAuthorization: hold), a single-message purchase
-// (KindFinancial: posted at once), a merchant credit (KindCredit: pending
-// credit) or a single-message credit (KindFinancialCredit). A decline is
-// recorded DECLINED with its reason and moves no money.
-func (s *Service) Authorize(ctx context.Context, t store.Tenant, cardID, kind string, req SimAuthorization) (SimResult, error) {
-	if err := req.Validate(false); err != nil {
-		return SimResult{}, err
-	}
-	var out SimResult
-	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		c, err := lockCard(ctx, tx, t, cardID)
-		if err != nil {
-			return err
-		}
-		row, err := s.authorize(ctx, tx, c, kind, req)
-		if err != nil {
-			return err
-		}
-		if out, err = result(row, newToken(row.ID)); err != nil {
-			return err
-		}
-		return idempotency.Record(ctx, tx, out)
-	})
-	return out, err
-}
-
-func (s *Service) authorize(ctx context.Context, tx *store.Tx, c store.Card, kind string, req SimAuthorization) (store.Transaction, error) {
+// authorize applies an authorization-family message as the card transaction
+// txID: a purchase authorization (KindAuthorization: hold), a
+// single-message purchase (KindFinancial: posted at once), a merchant credit
+// (KindCredit: pending credit) or a single-message credit
+// (KindFinancialCredit). A decline is recorded DECLINED with its reason and
+// moves no money.
+func (s *Service) authorize(ctx context.Context, tx *store.Tx, c store.Card, kind string, req SimAuthorization, txID string) (store.Transaction, error) {
 	debit := kind == KindAuthorization || kind == KindFinancial
 	dir := transactions.Credit
 	if debit {
 		dir = transactions.Debit
 	}
-	txID, at := id.New(id.Transaction), now(tx)
+	at := now(tx)
 	d := transactions.CardDetails{CardID: c.ID, Kind: kind, Merchant: req.Merchant.record(), AuthorizedAmount: *req.Amount,
 		IssuerTransactionID: newToken(txID), AuthorizedAt: &at}
 	var l legs
@@ -175,31 +144,6 @@ func (s *Service) BalanceInquiry(ctx context.Context, t store.Tenant, cardID str
 			return err
 		}
 		return nil
-	})
-	return out, err
-}
-
-// onTransaction runs fn on a card transaction of the card, locked, and
-// answers the transaction as fn leaves it.
-func (s *Service) onTransaction(ctx context.Context, t store.Tenant, cardID string, req SimOnTransaction,
-	fn func(tx *store.Tx, c store.Card, ct *cardTx) error) (SimResult, error) {
-	var out SimResult
-	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		c, err := lockCard(ctx, tx, t, cardID)
-		if err != nil {
-			return err
-		}
-		ct, err := loadTx(ctx, tx, c, *req.CardTransactionID)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx, c, &ct); err != nil {
-			return err
-		}
-		if out, err = result(ct.row, ct.d.IssuerTransactionID); err != nil {
-			return err
-		}
-		return idempotency.Record(ctx, tx, out)
 	})
 	return out, err
 }

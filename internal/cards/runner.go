@@ -15,9 +15,10 @@ const (
 	pollInterval  = 250 * time.Millisecond
 )
 
-// Run does the cards' background work until ctx ends: it provisions due
-// PROCESSING cards with the issuer and expires due authorizations. Every node
-// may run it; claims in the database share the work.
+// Run does the cards' background work until ctx ends: it applies the card
+// network's queued messages, provisions due PROCESSING cards with the issuer
+// and expires due authorizations. Every node may run it; claims in the
+// database share the work.
 func (s *Service) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := s.RunDue(ctx)
@@ -36,9 +37,10 @@ func (s *Service) Run(ctx context.Context) {
 
 // RunDue does the work due now and returns how much it did.
 func (s *Service) RunDue(ctx context.Context) (int, error) {
+	k, err0 := s.ApplyDueMessages(ctx)
 	n, err := s.provisionDue(ctx)
 	m, err2 := s.expireDue(ctx)
-	return n + m, errors.Join(err, err2)
+	return k + n + m, errors.Join(err0, err, err2)
 }
 
 // provisionDue asks the issuer about each claimed PROCESSING card and applies

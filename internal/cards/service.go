@@ -17,8 +17,12 @@ import (
 )
 
 // DefaultMaxLiveCards is a platform's live-card maximum per environment
-// unless Service.MaxLiveCards says otherwise.
-const DefaultMaxLiveCards = 10_000
+// unless Service.MaxLiveCards says otherwise (paymentsd --max-live-cards);
+// MaxLiveCardsCeiling bounds what may be configured.
+const (
+	DefaultMaxLiveCards = 10_000
+	MaxLiveCardsCeiling = 100_000_000
+)
 
 // Service implements the card rules.
 type Service struct {

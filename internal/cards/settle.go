@@ -10,26 +10,27 @@ import (
 	"github.com/paymentsd/paymentsd/internal/transactions"
 )
 
-// Clear applies a clearing to an open authorization: the hold posts up to
-// the cleared amount (the rest is released, or kept held when final is
+// clearing applies a clearing to an open authorization: the hold posts up
+// to the cleared amount (the rest is released, or kept held when final is
 // false: PARTIALLY_SETTLED); a clearing above what is held pulls the
 // difference from the funding account, and when that account cannot cover
 // it the transaction is EXCEPTION (R-CARD-38: clearing may settle higher).
 // An amount of 0 is the authorization's expiry.
-func (s *Service) Clear(ctx context.Context, t store.Tenant, cardID string, req SimOnTransaction) (SimResult, error) {
-	if err := req.Validate("required", true); err != nil {
-		return SimResult{}, err
+func (s *Service) clearing(ctx context.Context, tx *store.Tx, c store.Card, ct *cardTx, req SimOnTransaction, _ string) error {
+	if *req.Amount == 0 {
+		return s.release(ctx, tx, c, ct, 0)
 	}
-	final := req.Final == nil || *req.Final
-	return s.onTransaction(ctx, t, cardID, req, func(tx *store.Tx, c store.Card, ct *cardTx) error {
-		if !open(*ct) {
-			return refused(*ct, "a clearing")
+	return s.clear(ctx, tx, c, ct, *req.Amount, req.Final == nil || *req.Final)
+}
+
+// checkOpen refuses what only an open authorization can take.
+func checkOpen(what string) func(ct cardTx, req SimOnTransaction) error {
+	return func(ct cardTx, _ SimOnTransaction) error {
+		if !open(ct) {
+			return refused(ct, what)
 		}
-		if *req.Amount == 0 {
-			return s.release(ctx, tx, c, ct, 0)
-		}
-		return s.clear(ctx, tx, c, ct, *req.Amount, final)
-	})
+		return nil
+	}
 }
 
 func (s *Service) clear(ctx context.Context, tx *store.Tx, c store.Card, ct *cardTx, amount int64, final bool) error {
@@ -130,68 +131,55 @@ func (s *Service) rehold(ctx context.Context, tx *store.Tx, c store.Card, ct *ca
 	return nil
 }
 
-// Reverse applies a reversal: amount (all when omitted) of an open
-// authorization is released. Reversals restore no daily capacity
-// (R-CARD-39).
-func (s *Service) Reverse(ctx context.Context, t store.Tenant, cardID string, req SimOnTransaction) (SimResult, error) {
-	if err := req.Validate("optional", false); err != nil {
-		return SimResult{}, err
+// reversal releases amount (all when omitted) of an open authorization.
+// Reversals restore no daily capacity (R-CARD-39).
+func (s *Service) reversal(ctx context.Context, tx *store.Tx, c store.Card, ct *cardTx, req SimOnTransaction, _ string) error {
+	amount := int64(0)
+	if req.Amount != nil {
+		amount = *req.Amount
 	}
-	return s.onTransaction(ctx, t, cardID, req, func(tx *store.Tx, c store.Card, ct *cardTx) error {
-		if !open(*ct) {
-			return refused(*ct, "a reversal")
-		}
-		amount := int64(0)
-		if req.Amount != nil {
-			amount = *req.Amount
-		}
-		return s.release(ctx, tx, c, ct, amount)
-	})
+	return s.release(ctx, tx, c, ct, amount)
 }
 
-// Advise re-sizes an open authorization to a new total authorized amount
-// (authorization advice, incremental authorization). An increase of a
-// purchase is checked against the limits and the funds like an
-// authorization; one they refuse moves nothing.
-func (s *Service) Advise(ctx context.Context, t store.Tenant, cardID string, req SimOnTransaction) (SimResult, error) {
-	if err := req.Validate("required", false); err != nil {
-		return SimResult{}, err
+// checkAdvice: an advice re-sizes an open authorization to a new total; one
+// below what has already cleared is impossible.
+func checkAdvice(ct cardTx, req SimOnTransaction) error {
+	if !open(ct) {
+		return refused(ct, "an advice")
 	}
-	return s.onTransaction(ctx, t, cardID, req, func(tx *store.Tx, c store.Card, ct *cardTx) error {
-		if !open(*ct) {
-			return refused(*ct, "an advice")
-		}
-		delta := *req.Amount - ct.d.AuthorizedAmount
-		held := ct.d.HeldAmount + delta
-		if held <= 0 {
-			return refused(*ct, "an advice below what has cleared")
-		}
-		if delta > 0 && ct.row.Direction == transactions.Debit {
-			if err := s.checkIncrease(ctx, tx, c, *req.Amount, delta); err != nil {
-				return err
-			}
-		}
-		if err := s.rehold(ctx, tx, c, ct, held); errors.Is(err, ledger.ErrInsufficientFunds) {
-			return insufficient("the increase")
-		} else if err != nil {
+	if ct.d.HeldAmount+*req.Amount-ct.d.AuthorizedAmount <= 0 {
+		return refused(ct, "an advice below what has cleared")
+	}
+	return nil
+}
+
+// advise applies an authorization advice (or incremental authorization):
+// the network has already approved the new total, so the issuer takes it
+// and never declines it. An increase of a purchase counts against the
+// card's day (it can make later authorizations decline) and is held as far
+// as the funding account covers it; what it cannot cover is pulled at
+// clearing, which leaves the transaction EXCEPTION if the account still
+// cannot pay (docs/cards.md).
+func (s *Service) advise(ctx context.Context, tx *store.Tx, c store.Card, ct *cardTx, req SimOnTransaction, _ string) error {
+	delta := *req.Amount - ct.d.AuthorizedAmount
+	held := ct.d.HeldAmount + delta
+	if delta > 0 && ct.row.Direction == transactions.Debit {
+		if err := s.spend(ctx, tx, c, delta, false); err != nil {
 			return err
 		}
-		ct.d.AuthorizedAmount = *req.Amount
-		return s.save(ctx, tx, ct, EvResized)
-	})
-}
-
-func (s *Service) checkIncrease(ctx context.Context, tx *store.Tx, c store.Card, total, delta int64) error {
-	k, err := s.capsOf(ctx, c)
-	if err != nil {
+		l, err := s.legsOf(ctx, tx, c, ct.row.AccountID)
+		if err != nil {
+			return err
+		}
+		avail, err := s.available(ctx, tx, c, l)
+		if err != nil {
+			return err
+		}
+		held = ct.d.HeldAmount + min(delta, max(avail, 0))
+	}
+	if err := s.rehold(ctx, tx, c, ct, held); err != nil {
 		return err
 	}
-	over, err := s.overLimits(ctx, tx, c, delta, false)
-	if err != nil {
-		return err
-	}
-	if over || (!Programs[c.Currency].IssuerDecides && k.perTxn != nil && total > *k.perTxn) {
-		return spendLimit()
-	}
-	return s.spend(ctx, tx, c, delta, false)
+	ct.d.AuthorizedAmount = *req.Amount
+	return s.save(ctx, tx, ct, EvResized)
 }

@@ -210,10 +210,14 @@ func (r *SimOnTransaction) Validate(amount string, zero bool) error {
 	return f.Err()
 }
 
-// SimResult answers a simulation: the network's token and the card
-// transaction it made or changed, as it now is.
+// SimResult answers a simulation: the network's token, the message as
+// recorded (PENDING: the card runner applies it), and the card transaction
+// the message acts on as it is when accepted, when that transaction exists
+// already (not for authorizations and returns, whose transaction the
+// message creates: message.cardTransactionId names it).
 type SimResult struct {
 	IssuerTransactionToken string                    `json:"issuerTransactionToken"`
+	Message                *Message                  `json:"message,omitempty"`
 	Transaction            *transactions.Transaction `json:"transaction,omitempty"`
 	// BalanceInquiry only.
 	Approved         *bool                        `json:"approved,omitempty"`

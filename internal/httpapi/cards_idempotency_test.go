@@ -11,11 +11,12 @@ import (
 	"github.com/paymentsd/paymentsd/internal/idempotency"
 )
 
-// Card network simulations record their answer in the transaction of their
-// effect (optimistic claims, as POST /quotes): twenty concurrent copies of
-// one return under one key return the money once and all get the same 202,
-// and the key's record is that answer, so a retry after a crash replays it
-// instead of applying the message twice (R-IDEM-02).
+// Card network simulations record their answer in the transaction that
+// queues their message (optimistic claims, as POST /quotes): twenty
+// concurrent copies of one return under one key queue one message, which
+// returns the money once, all get the same 202, and the key's record is
+// that answer, so a retry after a crash replays it instead of queueing the
+// message twice (R-IDEM-02).
 func TestCardsIdempotency_SimulationsRecordWithTheirEffect_R_IDEM_02(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		_, usd, cardID := e.cdFunded(t, 10_000)
@@ -28,6 +29,7 @@ func TestCardsIdempotency_SimulationsRecordWithTheirEffect_R_IDEM_02(t *testing.
 		if !strings.HasPrefix(got, "202 ") {
 			t.Fatalf("every copy answered %s", got)
 		}
+		e.cdApply(t) // one message was recorded, so one return applies
 		if b := e.cdBalance(t, usd); b.Posted != 10_000-1_000+300 {
 			t.Fatalf("posted %d after one return of 300, want %d", b.Posted, 10_000-1_000+300)
 		}
@@ -45,15 +47,16 @@ func TestCardsIdempotency_SimulationsRecordWithTheirEffect_R_IDEM_02(t *testing.
 		}); !strings.HasPrefix(got, "202 ") {
 			t.Fatalf("authorization copies answered %s", got)
 		}
+		e.cdApply(t)
 		if b := e.cdBalance(t, usd); b.PendingDebits != 500 {
 			t.Fatalf("pending debits %d after one authorization of 500", b.PendingDebits)
 		}
 	})
 }
 
-// The effect commits only together with its key's record: a return whose
-// key another request finished first (as after a crash the retry finds it)
-// rolls back and moves no money (R-IDEM-02). Before, the simulations
+// The queued message commits only together with its key's record: a return
+// whose key another request finished first (as after a crash the retry
+// finds it) rolls back, queues nothing and moves no money (R-IDEM-02). Before, the simulations
 // settled their key after their transaction, and paymentsbench -cards
 // -crash-every saw returns applied twice across a SIGKILL.
 func TestCardsIdempotency_EffectRollsBackWithoutItsRecord_R_IDEM_02(t *testing.T) {
@@ -70,12 +73,12 @@ func TestCardsIdempotency_EffectRollsBackWithoutItsRecord_R_IDEM_02(t *testing.T
 		amount := int64(300)
 		for name, send := range map[string]func() error{
 			"return": func() error {
-				_, err := e.srv.CardService().Return(idempotency.With(ctx, claim), tn, cardID, cards.SimOnTransaction{CardTransactionID: &txID, Amount: &amount})
+				_, err := e.srv.CardService().SubmitOnTransaction(idempotency.With(ctx, claim), tn, cardID, cards.OpReturn, cards.SimOnTransaction{CardTransactionID: &txID, Amount: &amount})
 				return err
 			},
 			"authorization": func() error {
 				code, desc := "USD", "BENCH"
-				_, err := e.srv.CardService().Authorize(idempotency.With(ctx, claim), tn, cardID, cards.KindAuthorization,
+				_, err := e.srv.CardService().SubmitAuthorization(idempotency.With(ctx, claim), tn, cardID, cards.OpAuthorization,
 					cards.SimAuthorization{Amount: &amount, Currency: &cards.CurrencyRef{Code: &code}, Merchant: &cards.Merchant{Descriptor: &desc}})
 				return err
 			},
@@ -84,6 +87,7 @@ func TestCardsIdempotency_EffectRollsBackWithoutItsRecord_R_IDEM_02(t *testing.T
 				t.Fatalf("%s under a finished key: %v, want ErrRaced", name, err)
 			}
 		}
+		e.cdApply(t) // nothing was queued
 		if b := e.cdBalance(t, usd); b.Posted != 10_000-1_000 || b.PendingDebits != 0 {
 			t.Fatalf("posted %d pending %d after rolled-back messages, want %d and 0", b.Posted, b.PendingDebits, 10_000-1_000)
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/cards"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
 // R-CARD-01, R-CARD-05, R-CARD-06, R-CARD-09, R-CARD-25, R-CARD-26,
@@ -115,10 +117,13 @@ func TestCards_IssuerRejectsAndRetries_R_CARD_07(t *testing.T) {
 }
 
 // R-CARD-03: a cardholder whose KYC is not APPROVED gets 400
-// CARDHOLDER_KYC_NOT_APPROVED and no card.
-func TestCards_KYCNotApproved_R_CARD_03(t *testing.T) {
+// CARDHOLDER_KYC_NOT_APPROVED and no card: not a PENDING_KYC one either,
+// which Part A never enters (docs/cards.md). R-CARD-25: a PENDING_KYC card
+// (as another system might have stored it) is shown with that status and
+// cannot transact.
+func TestCards_KYCNotApproved_R_CARD_03_R_CARD_25(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
-		e.cdSetup(t)
+		cust, approvedUSD := e.cdSetup(t)
 		pending := e.custCreate(t, custIndividual("Test User 001"))["id"].(string)
 		if e.custStatus(t, pending) != "PENDING" {
 			t.Fatal("customer not PENDING")
@@ -127,6 +132,14 @@ func TestCards_KYCNotApproved_R_CARD_03(t *testing.T) {
 		expect(t, e.cdIssue(cobj{"customerId": pending, "fundingSource": usd}), http.StatusBadRequest, "CARDHOLDER_KYC_NOT_APPROVED")
 		if n := e.do("GET", "/cards", nil).JSON(t)["totalCount"]; n != float64(0) {
 			t.Fatalf("%v cards", n)
+		}
+		e.acFund(t, approvedUSD, 1_000)
+		waiting := e.cdFixtureCard(t, cust, approvedUSD, "PENDING_KYC")
+		if c := e.cdGet(t, waiting); c["status"] != "PENDING_KYC" {
+			t.Fatalf("R-CARD-25: %v", c["status"])
+		}
+		if x := e.cdAuth(t, waiting, 100); x["status"] != "DECLINED" || x["cardDeclinedReason"] != "CARD_NOT_ACTIVE" {
+			t.Fatalf("a PENDING_KYC card transacted: %v %v", x["status"], x["cardDeclinedReason"])
 		}
 	})
 }
@@ -158,16 +171,22 @@ func TestCards_IdempotencyKey_R_IDEM_03_R_IDEM_04(t *testing.T) {
 }
 
 // R-CARD-04: at the platform's live-card maximum issuing is 409
-// CARD_LIMIT_REACHED; a CLOSED card does not count.
+// CARD_LIMIT_REACHED; a CLOSED card does not count. The maximum is the
+// node's configuration (paymentsd --max-live-cards: Options.MaxLiveCards),
+// per platform and environment.
 func TestCards_LiveCardMaximum_R_CARD_04(t *testing.T) {
-	eachEnv(t, func(t *testing.T, e *env) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, Options{MaxLiveCards: 2})
 		cust, usd := e.cdSetup(t)
-		e.srv.CardService().MaxLiveCards = 2
 		a := e.cdActive(t, cust, usd)
 		e.cdCard(t, cust, usd)
 		expect(t, e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}), http.StatusConflict, "CARD_LIMIT_REACHED")
 		expect(t, e.cdPatch(a["id"].(string), cobj{"status": "CLOSED"}), http.StatusOK, "")
 		expect(t, e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}), http.StatusCreated, "")
+		expect(t, e.cdIssue(cobj{"customerId": cust, "fundingSource": usd}), http.StatusConflict, "CARD_LIMIT_REACHED")
+		if n := e.do("GET", "/cards", nil).JSON(t)["totalCount"]; n != float64(3) {
+			t.Fatalf("%v cards after three issued and two refused", n)
+		}
 	})
 }
 
@@ -184,9 +203,9 @@ func TestCards_ProductionIssuerRefuses(t *testing.T) {
 // R-CARD-04 under concurrency: of many concurrent issues at the cap's edge,
 // exactly as many succeed as the cap allows.
 func TestCards_LiveCardMaximumConcurrent_R_CARD_04(t *testing.T) {
-	eachEnv(t, func(t *testing.T, e *env) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, Options{MaxLiveCards: 3})
 		cust, usd := e.cdSetup(t)
-		e.srv.CardService().MaxLiveCards = 3
 		const n = 8
 		codes := make(chan int, n)
 		var wg sync.WaitGroup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/internal/ledger"
 )
@@ -26,9 +27,55 @@ func (e *env) cdAuth(t *testing.T, cardID string, amount int64, merchant ...cobj
 		m = merchant[0]
 	}
 	r := e.cdSim(cardID, "authorization", cobj{"amount": amount, "currency": cobj{"code": "USD"}, "merchant": m})
-	expect(t, r, http.StatusAccepted, "")
 	cdNoPAN(t, r.Body)
-	return r.JSON(t)["transaction"].(map[string]any)
+	return e.cdSent(t, r)
+}
+
+// cdSent takes a simulation's 202, has the card runner apply what is
+// queued (cdApply) and answers the card transaction the message created or
+// acted on, as it then is.
+func (e *env) cdSent(t *testing.T, r resp) map[string]any {
+	t.Helper()
+	expect(t, r, http.StatusAccepted, "")
+	m, _ := r.JSON(t)["message"].(map[string]any)
+	if m == nil || m["status"] != "PENDING" {
+		t.Fatalf("the simulation's message: %s", r.Body)
+	}
+	e.cdApply(t)
+	return e.cdTx(t, m["cardTransactionId"].(string))
+}
+
+// cdApply drives the card runner by hand until no message of the tenant is
+// queued. A message the node's own runner has claimed meanwhile is its to
+// finish: the loop waits for that (a condition, not a delay).
+func (e *env) cdApply(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := e.srv.CardService().ApplyDueMessages(ctx); err != nil {
+			t.Fatalf("applying card messages: %v", err)
+		}
+		n, err := e.db.Read().PendingCardMessages(ctx, e.acTenant())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d card messages still queued", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// cdMessage reads a card network message.
+func (e *env) cdMessage(t *testing.T, cardID, messageID string) map[string]any {
+	t.Helper()
+	r := e.do("GET", "/sandbox/cards/"+cardID+"/messages/"+messageID, nil)
+	expect(t, r, http.StatusOK, "")
+	return r.JSON(t)
 }
 
 // cdOn simulates op on a card transaction and returns it as left.
@@ -38,9 +85,7 @@ func (e *env) cdOn(t *testing.T, cardID, op, txID string, extra ...any) map[stri
 	for i := 0; i+1 < len(extra); i += 2 {
 		body[extra[i].(string)] = extra[i+1]
 	}
-	r := e.cdSim(cardID, op, body)
-	expect(t, r, http.StatusAccepted, "")
-	return r.JSON(t)["transaction"].(map[string]any)
+	return e.cdSent(t, e.cdSim(cardID, op, body))
 }
 
 // cdBalance is an account's ledger balance.

@@ -74,7 +74,7 @@ func TestCards_Declines_R_CARD_50_R_CARD_11(t *testing.T) {
 		usdAuth := func(c string, amount int64, m cobj, cur string) map[string]any {
 			r := e.cdSim(c, "authorization", cobj{"amount": amount, "currency": cobj{"code": cur}, "merchant": m})
 			expect(t, r, http.StatusAccepted, "")
-			return r.JSON(t)["transaction"].(map[string]any)
+			return e.cdSent(t, r)
 		}
 		coffee := cdMerchant("COFFEE", "5814")
 		for reason, x := range map[string]map[string]any{
@@ -158,7 +158,7 @@ func TestCards_Return_R_CARD_51_R_CARD_54(t *testing.T) {
 		e.cdOn(t, card, "clearing", id, "amount", 5_000)
 		r := e.cdSim(card, "return", cobj{"cardTransactionId": id, "amount": 2_000})
 		expect(t, r, http.StatusAccepted, "")
-		ret := r.JSON(t)["transaction"].(map[string]any)
+		ret := e.cdSent(t, r)
 		if ret["direction"] != "CREDIT" || ret["status"] != "SETTLED" || ret["originalTransactionId"] != id ||
 			acAmount(t, ret, "settledAmount") != 2_000 { // R-CARD-51
 			t.Fatalf("R-CARD-51: return row %v", ret)

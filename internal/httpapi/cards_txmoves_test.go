@@ -36,7 +36,7 @@ func TestCards_TxMoves_EveryRow_R_CARD_53(t *testing.T) {
 				cards.EvDeclined: func() string { return auth(frozen, 100) },
 				cards.EvSettledAtOnce: func() string {
 					r := e.cdSim(card, "financial_authorization", cobj{"amount": 100, "currency": cobj{"code": "USD"}, "merchant": cdMerchant("VENDING", "5814")})
-					return r.JSON(t)["transaction"].(map[string]any)["id"].(string)
+					return e.cdSent(t, r)["id"].(string)
 				},
 			},
 			cards.TxAuthorized: {
@@ -66,7 +66,7 @@ func TestCards_TxMoves_EveryRow_R_CARD_53(t *testing.T) {
 				cards.EvReturnReversed: func() string {
 					id := settled()
 					r := e.cdSim(card, "return", cobj{"cardTransactionId": id, "amount": 400})
-					ret := r.JSON(t)["transaction"].(map[string]any)["id"].(string)
+					ret := e.cdSent(t, r)["id"].(string)
 					e.cdOn(t, card, "return_reversal", ret)
 					return ret
 				},

@@ -50,8 +50,8 @@ func NewNode(ctx context.Context, db *store.DB, log *slog.Logger, opts NodeOptio
 
 // Start starts the background work until ctx ends: maintenance, external
 // account work, customer jobs, quote expiry, payment-document sweeps, the
-// webhook runner, the rail runner and the stablecoin operations runner. wait blocks until the work that writes
-// on its way out (the webhook and rail runners) has stopped.
+// webhook runner, the rail runner, the card runner and the stablecoin operations runner. wait blocks until the
+// work that writes on its way out (the webhook, rail and card runners) has stopped.
 func (n *Node) Start(ctx context.Context) (wait func()) {
 	s := n.API
 	go s.RunMaintenance(ctx)
@@ -60,7 +60,6 @@ func (n *Node) Start(ctx context.Context) (wait func()) {
 	go s.RunQuoteExpiry(ctx, n.opts.QuoteExpiryInterval)       // PENDING quotes past expiresAt become EXPIRED
 	go s.RunPaymentDocumentWork(ctx)                           // removal of attached, expired and abandoned payment-document files
 	go s.RunAgentActionExpiry(ctx, n.opts.QuoteExpiryInterval) // agent actions waiting past their expiry fail
-	go s.RunCardWork(ctx)                                      // card issuance with the issuer, authorization expiry
 	railOpts := n.opts.Rails
 	if railOpts.Log == nil {
 		railOpts.Log = n.log
@@ -70,6 +69,9 @@ func (n *Node) Start(ctx context.Context) (wait func()) {
 	wg.Go(func() { webhooks.Run(ctx, n.db, n.log, n.opts.Webhooks) })
 	// Rail settlement, failures and returns.
 	wg.Go(func() { rails.Run(ctx, n.db, railOpts) })
+	// Card network messages, card issuance with the issuer, authorization
+	// expiry: waited for, since it writes.
+	wg.Go(func() { s.RunCardWork(ctx) })
 	// Stablecoin mints and burns through their provider's states.
 	wg.Go(func() { s.stablecoinService().Run(ctx, stablecoins.RunnerOptions{Log: n.log}) })
 	// Settlement of payments to UMA addresses (sandbox Lightning simulator).

@@ -24,7 +24,11 @@ func (s *Server) CardService() *cards.Service {
 	if svc, ok := cardServices.Load(s); ok {
 		return svc.(*cards.Service)
 	}
-	svc, _ := cardServices.LoadOrStore(s, cards.New(s.db, s.log))
+	fresh := cards.New(s.db, s.log)
+	if s.opts.MaxLiveCards > 0 {
+		fresh.MaxLiveCards = s.opts.MaxLiveCards
+	}
+	svc, _ := cardServices.LoadOrStore(s, fresh)
 	return svc.(*cards.Service)
 }
 
@@ -43,17 +47,19 @@ func (s *Server) cardRoutes() {
 	s.handle(route{pattern: "GET /cards/{id}", need: auth.NeedView, h: h.get})
 	s.handle(route{pattern: "PATCH /cards/{id}", need: auth.NeedWrite, h: h.update})
 
-	// The sandbox card network (R-SBX): each message is decided and applied
-	// at once; the answer is 202 with the network's token and the card
-	// transaction as the message left it.
-	authz := func(kind string) handlerFunc {
+	// The sandbox card network (R-SBX): each message is checked and
+	// recorded, answered 202 with the network's token, and applied by the
+	// card runner (RunCardWork) in the card's arrival order; the message's
+	// outcome is GET /sandbox/cards/{id}/messages/{messageId}, the card
+	// transaction's GET /transactions/{id} and its CARD_TRANSACTION.* events.
+	authz := func(op string) handlerFunc {
 		return simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
-			return svc.Authorize(r.Context(), principal(r).Tenant, r.PathValue("id"), kind, req)
+			return svc.SubmitAuthorization(r.Context(), principal(r).Tenant, r.PathValue("id"), op, req)
 		})
 	}
-	onTx := func(fn func(context.Context, store.Tenant, string, cards.SimOnTransaction) (cards.SimResult, error)) handlerFunc {
+	onTx := func(op string) handlerFunc {
 		return simulate(func(r *http.Request, req cards.SimOnTransaction) (cards.SimResult, error) {
-			return fn(r.Context(), principal(r).Tenant, r.PathValue("id"), req)
+			return svc.SubmitOnTransaction(r.Context(), principal(r).Tenant, r.PathValue("id"), op, req)
 		})
 	}
 	balance := simulate(func(r *http.Request, req cards.SimAuthorization) (cards.SimResult, error) {
@@ -61,17 +67,18 @@ func (s *Server) cardRoutes() {
 	})
 	// One line per route, so the route table can be read (and checked
 	// against the OpenAPI document) as written. /sandbox/* is sandbox only.
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindAuthorization)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindFinancial)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindCredit)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization_advice", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindCredit)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_credit_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.KindFinancialCredit)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.OpAuthorization)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.OpFinancialAuthorization)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.OpCreditAuthorization)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/credit_authorization_advice", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.OpCreditAuthorizationAdvice)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/financial_credit_authorization", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: authz(cards.OpFinancialCreditAuthorization)})
 	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/balance_inquiry", need: auth.NeedMoney, idempotent: true, h: balance})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization_advice", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Advise)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/clearing", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Clear)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/reversal", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Reverse)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.Return)})
-	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return_reversal", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(svc.ReturnReversal)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/authorization_advice", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(cards.OpAuthorizationAdvice)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/clearing", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(cards.OpClearing)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/reversal", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(cards.OpReversal)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(cards.OpReturn)})
+	s.handle(route{pattern: "POST /sandbox/cards/{id}/simulate/return_reversal", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: onTx(cards.OpReturnReversal)})
+	s.handle(route{pattern: "GET /sandbox/cards/{id}/messages/{messageId}", need: auth.NeedView, h: h.message})
 }
 
 // simulate decodes a simulation body and answers 202 with its result.
@@ -129,6 +136,16 @@ func (h *cardHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	return writeListPage(w, r, h.s.cursors, &f, "cards", func(after string, limit int) ([]cards.Card, int, error) {
 		return h.svc.List(r.Context(), principal(r).Tenant, filter, after, limit)
 	}, func(c cards.Card) string { return c.ID })
+}
+
+// message shows a card network message and its outcome.
+func (h *cardHandlers) message(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.svc.GetMessage(r.Context(), principal(r).Tenant, r.PathValue("id"), r.PathValue("messageId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, m)
+	return nil
 }
 
 func (h *cardHandlers) get(w http.ResponseWriter, r *http.Request) error {

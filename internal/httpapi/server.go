@@ -43,6 +43,10 @@ type Options struct {
 	// DailyVolumeLimit is the daily volume limit, in US cents, of a tenant
 	// without one of its own (0: quotes.DefaultDailyVolumeLimit).
 	DailyVolumeLimit int64
+	// MaxLiveCards is a platform's live-card maximum per environment: POST
+	// /cards answers 409 CARD_LIMIT_REACHED at it, CLOSED cards not counted
+	// (R-CARD-04; 0: cards.DefaultMaxLiveCards).
+	MaxLiveCards int
 	// PublicURL is this service's address as customers reach it (scheme and
 	// host, no trailing slash), the base of hosted KYC links; empty uses
 	// the request's Host over http.
