@@ -76,7 +76,9 @@ func main() {
 
 type options struct {
 	server, db, bin, token, jsonOut, pgAdmin, logFile string
+	swScript                                          string
 	spawn, check, compare, compareAll, reset, reads   bool
+	sameWork                                          bool
 	customers, concurrency, sample                    int
 	duration, crashEvery, grace, deleteEvery          time.Duration
 	fund, maxAmount                                   int64
@@ -113,6 +115,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.crashEvery, "crash-every", 0, "crash mode: SIGKILL and restart the spawned server at this interval")
 	fs.DurationVar(&o.deleteEvery, "delete-every", 0, "delete a customer at this interval during the load, draining its money to another first (deletes.go)")
 	fs.BoolVar(&o.compare, "compare", false, "run the baseline of the engine (pgbench tpcb-like or a plain SQLite loop) at the same concurrency and duration")
+	fs.BoolVar(&o.sameWork, "same-work", true, "with -compare and -spawn, also run the same-work baseline: the statements of one transfer, from paymentsd's statement log, replayed by pgbench or a SQLite loop (samework.go)")
+	fs.StringVar(&o.swScript, "same-work-script", "", "also write the same-work pgbench script to this file")
 	fs.BoolVar(&o.compareAll, "compare-all", false, "with -compare, run both baselines")
 	fs.StringVar(&o.pgAdmin, "pg-admin", "postgres://postgres@127.0.0.1:5432/postgres", "PostgreSQL maintenance database (to create pgbench's and spawn's databases)")
 	fs.BoolVar(&o.reads, "reads", true, "after the run, measure GET /transactions and balance-changes page latency")
@@ -390,6 +394,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	}
 	if o.compare {
 		rep.Compare = compare(ctx, o, rep, logf)
+		if o.sameWork && srv != nil {
+			cmp, t := sameWork(ctx, swEnv{o: o, bin: srv.bin, runID: runID, accts: s.Accounts}, rep.Throughput, logf)
+			rep.Compare = append(rep.Compare, cmp)
+			if t != nil {
+				rep.Extra["sameWorkStatements"] = t.Describe()
+				for _, l := range t.Describe() {
+					logf("same-work: %s", l)
+				}
+			}
+		}
 	}
 	rep.WriteText(stdout)
 	if o.jsonOut != "" {

@@ -24,6 +24,7 @@ type server struct {
 	bin, dbURL, creds, addr string
 	logw                    io.Writer
 	extraArgs               []string
+	env                     []string // added to the environment last (so it wins)
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -71,6 +72,7 @@ func (s *server) start(ctx context.Context) error {
 	if k := benchKeys(s.dbURL); k != "" {
 		cmd.Env = append(cmd.Env, "PAYMENTS_KEYS="+k)
 	}
+	cmd.Env = append(cmd.Env, s.env...)
 	cmd.Stdout, cmd.Stderr = s.logw, s.logw
 	if err := cmd.Start(); err != nil {
 		return err
