@@ -87,7 +87,7 @@ func pgArg(a swArg) string {
 }
 
 // pgLiteral writes a constant so that pgbench leaves it alone: strings as
-// E'' literals with every ":" escaped (pgbench would take ":name" for a
+// E” literals with every ":" escaped (pgbench would take ":name" for a
 // variable).
 func pgLiteral(v val) string {
 	switch v.Kind {

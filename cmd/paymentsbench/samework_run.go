@@ -180,6 +180,12 @@ func captureTransfers(ctx context.Context, e swEnv, copyURL, logPath string, log
 	n := len(e.accts)
 	for k := 0; k < swCaptures; k++ {
 		src, dst := e.accts[(2*k)%n], e.accts[(2*k+1)%n]
+		if src.AccountID > dst.AccountID {
+			// The same order in every capture: the service sorts the two
+			// accounts (lock order), so a posting's place in a statement
+			// depends on which id is smaller.
+			src, dst = dst, src
+		}
 		amount := int64(101 + 37*k)
 		roles := map[string]val{"src_acct": {Kind: 's', S: src.AccountID}, "dst_acct": {Kind: 's', S: dst.AccountID},
 			"src_cust": {Kind: 's', S: src.CustomerID}, "dst_cust": {Kind: 's', S: dst.CustomerID},

@@ -224,32 +224,6 @@ func (s *server) PeakRSS() int64 {
 	return s.peakRSS
 }
 
-// crashLoop SIGKILLs the server every interval and restarts it on the same
-// database until ctx ends; it returns the number of kills.
-func (s *server) crashLoop(ctx context.Context, every time.Duration, logf func(string, ...any)) int {
-	kills := 0
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return kills
-		case <-t.C:
-		}
-		s.kill()
-		kills++
-		for {
-			err := s.start(context.Background())
-			if err == nil {
-				break
-			}
-			logf("restart after kill %d: %v; retrying", kills, err)
-			s.kill()
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-}
-
 // metricsPeakRSS samples process_resident_memory_bytes from /metrics until
 // ctx ends and returns the largest value (drive-a-running-server mode).
 func metricsPeakRSS(ctx context.Context, serverURL string) func() int64 {
