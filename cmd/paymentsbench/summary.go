@@ -62,8 +62,8 @@ type EngineSummary struct {
 	SameWork      string `json:"sameWorkBaseline,omitempty"`
 	SameWorkTPS   Spread `json:"sameWorkTps"`
 	SameWorkRatio Spread `json:"oursOverSameWork"`
-	MaxPending      int64  `json:"maxWebhooksPendingAtLoadEnd"`
-	FailedRounds    int    `json:"roundsWithAFailedCheck"`
+	MaxPending    int64  `json:"maxWebhooksPendingAtLoadEnd"`
+	FailedRounds  int    `json:"roundsWithAFailedCheck"`
 }
 
 // summarise groups reports by engine and concurrency, in the order they
