@@ -454,7 +454,12 @@ func (t *swTemplate) Describe() []string {
 		}
 		out = append(out, "BEGIN")
 		for _, s := range tx.Stmts {
-			out = append(out, statementHead(strings.Join(s.Segs, "?")))
+			q := strings.Join(s.Segs, "?")
+			line := statementHead(q)
+			if w := writesOf(q); len(w) > 1 || strings.HasPrefix(strings.TrimSpace(q), "WITH") {
+				line = "one statement: " + strings.Join(w, "; ")
+			}
+			out = append(out, line)
 		}
 		out = append(out, "COMMIT")
 	}
@@ -493,4 +498,23 @@ func (t *swTemplate) Counts() (txs, stmts int) {
 		stmts += len(tx.Stmts)
 	}
 	return len(t.Txs), stmts
+}
+
+var writeRE = regexp.MustCompile(`(?i)\b(INSERT INTO|UPDATE|DELETE FROM)\s+([a-z_][a-z0-9_]*)\s*(?:\([^()]*\))?\s*(?:VALUES\s*((?:\([^()]*\)\s*,?\s*)+))?`)
+
+// writesOf lists what a statement writes: "INSERT INTO t (n rows)",
+// "UPDATE t", in order (a WITH statement writes several tables).
+func writesOf(sql string) []string {
+	var out []string
+	for _, m := range writeRE.FindAllStringSubmatch(sql, -1) {
+		if t := strings.ToUpper(m[2]); strings.ToUpper(m[1]) == "UPDATE" && (t == "SET" || t == "OF") {
+			continue // ON CONFLICT … DO UPDATE SET, FOR UPDATE OF
+		}
+		w := strings.ToUpper(m[1]) + " " + m[2]
+		if n := strings.Count(m[3], "("); n > 1 {
+			w += fmt.Sprintf(" (%d rows)", n)
+		}
+		out = append(out, w)
+	}
+	return out
 }

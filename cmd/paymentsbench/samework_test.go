@@ -242,3 +242,12 @@ func TestPgStringEscapesColonsAndQuotes(t *testing.T) {
 		t.Fatalf("pgString = %s, want %s", got, want)
 	}
 }
+
+func TestWritesOf(t *testing.T) {
+	q := `WITH w0 AS (INSERT INTO ledger_transfers (id, x) VALUES ($1, $2)), w1 AS (INSERT INTO ledger_postings (id) VALUES ($3), ($4))
+		UPDATE ledger_balances AS b SET posted = b.posted + v.posted FROM (VALUES (CAST($5 AS TEXT))) AS v (account_id) WHERE b.account_id = v.account_id`
+	got := strings.Join(writesOf(q), "; ")
+	if want := "INSERT INTO ledger_transfers; INSERT INTO ledger_postings (2 rows); UPDATE ledger_balances"; got != want {
+		t.Fatalf("writesOf = %q, want %q", got, want)
+	}
+}
