@@ -84,11 +84,15 @@ func transferTxs(txs []loggedTx, key string) []loggedTx {
 
 // val is one argument value, normalised.
 type val struct {
-	Kind byte // 's' string, 'y' bytes, 'i' integer, 'f' float, 'b' bool, 'n' NULL
+	Kind byte // 's' string, 'y' bytes, 'i' integer, 'f' float, 'b' bool, 'n' NULL, 't' time, 'a' array
 	S    string
 	I    int64
 	F    float64
 	B    bool
+	// Elems and Type are an array's (PostgreSQL: unnest(…) parameters) and
+	// its Go type ("[]string").
+	Elems []val
+	Type  string
 }
 
 func toVal(a store.LoggedArg) val {
@@ -98,8 +102,18 @@ func toVal(a store.LoggedArg) val {
 	case "[]byte":
 		s, _ := a.Value.(string)
 		return val{Kind: 'y', S: s}
+	case "time.Time":
+		s, _ := a.Value.(string)
+		return val{Kind: 't', S: s}
 	}
 	switch x := a.Value.(type) {
+	case []any:
+		v := val{Kind: 'a', Type: a.Type}
+		et := strings.TrimPrefix(a.Type, "[]")
+		for _, e := range x {
+			v.Elems = append(v.Elems, toVal(store.LoggedArg{Type: et, Value: e}))
+		}
+		return v
 	case string:
 		return val{Kind: 's', S: x}
 	case bool:
@@ -162,6 +176,9 @@ type swArg struct {
 	Role   string
 	Range  int // 1-based index into Ranges
 	Pieces []piece
+	// Elems are an array argument's elements, ArrayType its Go type.
+	Elems     []swArg
+	ArrayType string
 }
 
 // piece is a literal or a variable: a role ("src_acct") or a unique ("u3").
@@ -321,6 +338,18 @@ func (t *swTemplate) classify(vs []val, samples []sample, constTok map[string]bo
 		return swArg{Const: &v}
 	}
 	v := vs[0]
+	if v.Kind == 'a' && sameLength(vs) {
+		// An array: each element is named as an argument of its own.
+		a := swArg{ArrayType: v.Type, Elems: []swArg{}}
+		for i := range v.Elems {
+			es := make([]val, len(vs))
+			for k := range vs {
+				es[k] = vs[k].Elems[i]
+			}
+			a.Elems = append(a.Elems, t.classify(es, samples, constTok, uniq))
+		}
+		return a
+	}
 	switch v.Kind {
 	case 's', 'y':
 		return swArg{Pieces: t.pieces(v.S, samples[0].Roles, constTok, uniq)}
@@ -356,7 +385,27 @@ func sameVal(a, b val) bool {
 	if (a.Kind == 's' || a.Kind == 'y') && (b.Kind == 's' || b.Kind == 'y') {
 		return a.S == b.S
 	}
-	return a == b
+	if a.Kind == 'a' || b.Kind == 'a' {
+		if a.Kind != b.Kind || len(a.Elems) != len(b.Elems) {
+			return false
+		}
+		for i := range a.Elems {
+			if !sameVal(a.Elems[i], b.Elems[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.Kind == b.Kind && a.S == b.S && a.I == b.I && a.F == b.F && a.B == b.B
+}
+
+func sameLength(vs []val) bool {
+	for _, v := range vs {
+		if v.Kind != 'a' || len(v.Elems) != len(vs[0].Elems) {
+			return false
+		}
+	}
+	return true
 }
 
 func allEqual(vs []val) bool {

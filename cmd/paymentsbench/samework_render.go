@@ -58,6 +58,12 @@ func pgbenchScript(t *swTemplate, accounts int, maxAmount int64) string {
 
 func pgArg(a swArg) string {
 	switch {
+	case a.Elems != nil:
+		parts := make([]string, len(a.Elems))
+		for i, e := range a.Elems {
+			parts[i] = pgArg(e)
+		}
+		return "ARRAY[" + strings.Join(parts, ", ") + "]::" + pgArrayType(a.ArrayType)
 	case a.Const != nil:
 		return pgLiteral(*a.Const)
 	case a.Role == "src_version":
@@ -86,6 +92,19 @@ func pgArg(a swArg) string {
 	return "(" + strings.Join(parts, " || ") + ")"
 }
 
+// pgArrayType is the PostgreSQL array type of a Go slice type.
+func pgArrayType(goType string) string {
+	switch goType {
+	case "[]int64", "[]int", "[]int32":
+		return "bigint[]"
+	case "[]bool":
+		return "boolean[]"
+	case "[]float64":
+		return "float8[]"
+	}
+	return "text[]"
+}
+
 // pgLiteral writes a constant so that pgbench leaves it alone: strings as
 // E” literals with every ":" escaped (pgbench would take ":name" for a
 // variable).
@@ -104,6 +123,14 @@ func pgLiteral(v val) string {
 		return "FALSE"
 	case 'y':
 		return "decode(" + pgString(fmt.Sprintf("%x", v.S)) + ", 'hex')"
+	case 't':
+		return pgString(v.S) + "::timestamptz"
+	case 'a':
+		parts := make([]string, len(v.Elems))
+		for i, e := range v.Elems {
+			parts[i] = pgLiteral(e)
+		}
+		return "ARRAY[" + strings.Join(parts, ", ") + "]::" + pgArrayType(v.Type)
 	}
 	return pgString(v.S)
 }
@@ -186,6 +213,12 @@ func (s swStmt) bind(d swDraw) (string, []any) {
 
 func (a swArg) value(d swDraw) any {
 	switch {
+	case a.Elems != nil:
+		out := make([]any, len(a.Elems))
+		for i, e := range a.Elems {
+			out[i] = e.value(d)
+		}
+		return out
 	case a.Const != nil:
 		return a.Const.goValue()
 	case a.Role != "":
@@ -240,6 +273,12 @@ func (v val) goValue() any {
 		return v.B
 	case 'y':
 		return []byte(v.S)
+	case 'a':
+		out := make([]any, len(v.Elems))
+		for i, e := range v.Elems {
+			out[i] = e.goValue()
+		}
+		return out
 	}
 	return v.S
 }

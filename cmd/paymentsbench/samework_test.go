@@ -251,3 +251,38 @@ func TestWritesOf(t *testing.T) {
 		t.Fatalf("writesOf = %q, want %q", got, want)
 	}
 }
+
+// A batched write path sends arrays (INSERT … SELECT FROM unnest($1, $2));
+// each element is named like an argument of its own.
+func TestSameWorkArrays(t *testing.T) {
+	var samples []sample
+	for k := 0; k < 3; k++ {
+		src := fmt.Sprintf("InternalAccount:01a2166d-6d54-75ff-afea-%012d", 2*k)
+		dst := fmt.Sprintf("InternalAccount:01a2166d-6d54-75ff-afea-%012d", 2*k+1)
+		amount := int64(101 + 37*k)
+		line, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "exec",
+			SQL: "INSERT INTO ledger_postings (id, account_id, amount) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])",
+			Args: []store.LoggedArg{
+				{Type: "[]string", Value: []string{fmt.Sprintf("Posting:01a2166d-70fd-75e7-ad60-%012x", k), fmt.Sprintf("Posting:01a2166d-70fd-75e7-ad61-%012x", k)}},
+				{Type: "[]string", Value: []string{src, dst}},
+				{Type: "[]int64", Value: []int64{-amount, amount}},
+			}})
+		log := `{"conn":1,"op":"begin"}` + "\n" + string(line) + "\n" + `{"conn":1,"op":"commit"}` + "\n"
+		txs, err := parseStmtLog(strings.NewReader(log))
+		if err != nil || len(txs) != 1 {
+			t.Fatalf("%v %v", txs, err)
+		}
+		samples = append(samples, sample{Txs: txs, Roles: map[string]val{"src_acct": {Kind: 's', S: src}, "dst_acct": {Kind: 's', S: dst},
+			"amount": {Kind: 'i', I: amount}, "neg_amount": {Kind: 'i', I: -amount}}})
+	}
+	tpl, err := buildTemplate(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := pgbenchScript(tpl, 10, 1000)
+	want := "unnest(ARRAY[(E'Posting\\07201a2166d-70fd-' || :u1), (E'Posting\\07201a2166d-70fd-' || :u2)]::text[]::text[], " +
+		"ARRAY[:src_acct, :dst_acct]::text[]::text[], ARRAY[:neg_amount, :amount]::bigint[]::bigint[]);"
+	if !strings.Contains(script, want) {
+		t.Fatalf("script lacks %q:\n%s", want, script)
+	}
+}
