@@ -3,6 +3,7 @@ package main
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func TestNodeForSpreadsWorkers(t *testing.T) {
@@ -78,3 +79,17 @@ func TestNodesFlagsNeedPostgres(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// The server CPU of a run with several nodes is the sum over every node and
+// every incarnation (here: exited ones only).
+func TestNodesCPUSumsEveryNode(t *testing.T) {
+	a, b := &server{exitedCPU: 1500 * time.Millisecond}, &server{exitedCPU: 700 * time.Millisecond}
+	a.peakRSS, b.peakRSS = 100, 300
+	got, ok := nodesCPU([]*server{a, b})()
+	if !ok || got != 2200*time.Millisecond {
+		t.Fatalf("nodesCPU = %v %v, want 2.2s", got, ok)
+	}
+	if p := nodesPeakRSS([]*server{a, b}); p != 300 {
+		t.Fatalf("nodesPeakRSS = %d, want the largest, 300", p)
+	}
+}
