@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Reproduces the runs documented in docs/benchmarks.md.
 #
-#   scripts/bench.sh [all|load|crash|scale|mix|delete|cards]   (default: all; mix, delete and cards are not in all)
+#   scripts/bench.sh [all|load|crash|scale|mix|delete|cards|twonode]   (default: all; mix, delete, cards and twonode are not in all)
 #
 # Needs Go, a local PostgreSQL that takes postgres://postgres@127.0.0.1:5432
 # (trust auth; override with PG=...), and pgbench on PATH. Results (text and
 # JSON) go to $OUT (default ./bench-results). The PostgreSQL databases
 # paymentsbench, paymentsbench_crash, paymentsbench_delete, paymentsbench_cards,
-# paymentsbench_scale and paymentsbench_pgbench are dropped and recreated. C, D and ROUNDS (load's
-# repetitions, default 3) override the concurrency, duration and rounds.
+# paymentsbench_scale, paymentsbench_pgbench, paymentsbench_sw and paymentsbench_twonode are dropped and
+# recreated. CS (load's concurrencies, default "8 64"), C (the other steps' concurrency, default 8), D and
+# ROUNDS (load's repetitions, default 3) override the concurrency, duration and rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG=${PG:-postgres://postgres@127.0.0.1:5432}
 OUT=${OUT:-./bench-results}
 C=${C:-8}
+CS=${CS:-8 64}
 D=${D:-60s}
 ROUNDS=${ROUNDS:-3}
 WHAT=${1:-all}
@@ -37,16 +39,23 @@ machine() {
 }
 
 load() {
-	# Throughput and latency at concurrency $C, side by side with the baseline,
-	# $ROUNDS times (engines alternating, each round's baseline right after its
-	# load), then the median and range of each figure over the rounds.
+	# Throughput and latency at each concurrency of $CS, side by side with the
+	# classic baseline (pgbench tpcb-like, the plain SQLite loop) and the
+	# same-work baseline (the statements of one transfer from paymentsd's
+	# statement log, replayed by pgbench or a SQLite loop on a copy of the
+	# run's database), $ROUNDS times (engines alternating, each round's
+	# baselines right after its load), then the median and range of each
+	# figure over the rounds, per engine and concurrency.
 	local rounds=()
 	for r in $(seq 1 "$ROUNDS"); do
-		"${PB[@]}" -spawn -db "sqlite:$OUT/sqlite/bench.db" -customers 200 -c "$C" -d "$D" -compare \
-			-json "$OUT/load-sqlite-$r.json" | tee "$OUT/load-sqlite-$r.txt"
-		"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$C" -d "$D" -compare \
-			-json "$OUT/load-postgres-$r.json" | tee "$OUT/load-postgres-$r.txt"
-		rounds+=("$OUT/load-sqlite-$r.json" "$OUT/load-postgres-$r.json")
+		for c in $CS; do
+			"${PB[@]}" -spawn -db "sqlite:$OUT/sqlite/bench.db" -customers 200 -c "$c" -d "$D" -compare \
+				-json "$OUT/load-sqlite-c$c-$r.json" | tee "$OUT/load-sqlite-c$c-$r.txt"
+			"${PB[@]}" -spawn -db "$PG/paymentsbench" -customers 200 -c "$c" -d "$D" -compare \
+				-same-work-script "$OUT/samework-postgres.sql" \
+				-json "$OUT/load-postgres-c$c-$r.json" | tee "$OUT/load-postgres-c$c-$r.txt"
+			rounds+=("$OUT/load-sqlite-c$c-$r.json" "$OUT/load-postgres-c$c-$r.json")
+		done
 	done
 	"$BIN/paymentsbench" summary -json "$OUT/load-summary.json" "${rounds[@]}" |
 		tee "$OUT/load-summary.txt"
@@ -101,6 +110,21 @@ cards() {
 	done
 }
 
+twonode() {
+	# Two paymentsd processes on one PostgreSQL database (issue 23), load
+	# workers spread over both, beside one node: without crashes, then with
+	# a SIGKILL every 3 s taking the nodes in turn (25 kills in 75 s), every
+	# invariant checked after each run.
+	for n in 1 2; do
+		"${PB[@]}" -spawn -nodes "$n" -db "$PG/paymentsbench_twonode" -customers 200 -c "$C" -d "$D" \
+			-json "$OUT/twonode-$n-load.json" | tee "$OUT/twonode-$n-load.txt"
+	done
+	for n in 1 2; do
+		"${PB[@]}" -spawn -nodes "$n" -db "$PG/paymentsbench_twonode" -customers 50 -c "$C" -d 75s -crash-every 3s \
+			-grace 180s -json "$OUT/twonode-$n-crash.json" | tee "$OUT/twonode-$n-crash.txt"
+	done
+}
+
 scale() {
 	# Read latency and memory at 10k and at 1M transactions: a short real run
 	# makes templates, seed multiplies them in the database, audit re-checks the
@@ -131,5 +155,6 @@ scale) scale ;;
 mix) mix ;;
 delete) delete ;;
 cards) cards ;;
-*) echo "usage: $0 [all|load|crash|scale|mix|delete|cards]" >&2; exit 2 ;;
+twonode) twonode ;;
+*) echo "usage: $0 [all|load|crash|scale|mix|delete|cards|twonode]" >&2; exit 2 ;;
 esac

@@ -61,7 +61,7 @@ func compare(ctx context.Context, o options, rep *Report, logf func(string, ...a
 	eng := engineOf(o.db)
 	if eng == "postgres" || o.compareAll {
 		logf("pgbench tpcb-like: %d clients for %s", o.concurrency, o.duration)
-		tps, cpu, note, err := runPgbench(ctx, o.pgAdmin, o.concurrency, o.duration)
+		tps, cpu, note, err := runPgbench(ctx, o.pgAdmin, pgbenchDatabase(o.db), o.concurrency, o.duration)
 		if err != nil {
 			note = "failed: " + err.Error()
 		}
@@ -131,12 +131,23 @@ func parsePgbenchTPS(out string) (float64, error) {
 	return strconv.ParseFloat(m[1], 64)
 }
 
-// runPgbench initialises paymentsbench_pgbench (scale 10, so 10 branches:
+// pgbenchDatabase is the database pgbench's tables go in: the run's
+// PostgreSQL database name + "_pgbench" (paymentsbench_pgbench for the
+// default paymentsbench), so runs on different databases do not share it.
+func pgbenchDatabase(dbURL string) string {
+	if u, err := url.Parse(dbURL); err == nil && engineOf(dbURL) == "postgres" {
+		if name := strings.TrimPrefix(u.Path, "/"); identRE.MatchString(name) {
+			return name + "_pgbench"
+		}
+	}
+	return "paymentsbench_pgbench"
+}
+
+// runPgbench initialises the database name (scale 10, so 10 branches:
 // at least as many as clients up to 10) and runs the built-in tpcb-like
 // script; cpu is the machine's CPU time during the run (not the
 // initialisation).
-func runPgbench(ctx context.Context, admin string, clients int, d time.Duration) (tps float64, cpu time.Duration, note string, err error) {
-	const name = "paymentsbench_pgbench"
+func runPgbench(ctx context.Context, admin, name string, clients int, d time.Duration) (tps float64, cpu time.Duration, note string, err error) {
 	if err := recreatePostgres(ctx, admin, name); err != nil {
 		return 0, 0, "", err
 	}

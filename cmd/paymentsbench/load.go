@@ -292,7 +292,7 @@ type loadResult struct {
 // With holders (-cards), a share m.Cards of the operations are card network
 // messages on their cards (cardWorker.step); at the end each worker clears
 // the authorizations it left open (cardWorker.drain).
-func runLoad(ctx context.Context, c *client, runID string, accts []account, holders []cardHolder, workers int, d, grace time.Duration, maxAmount int64, m mix, life *lifecycle) loadResult {
+func runLoad(ctx context.Context, clients []*client, runID string, accts []account, holders []cardHolder, workers int, d, grace time.Duration, maxAmount int64, m mix, life *lifecycle) loadResult {
 	var (
 		mu        sync.Mutex
 		res       = loadResult{Errors: map[string]int{}}
@@ -337,6 +337,7 @@ func runLoad(ctx context.Context, c *client, runID string, accts []account, hold
 		go func(w int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w)+1, uint64(start.UnixNano())))
+			c := clients[nodeFor(w, len(clients))]
 			var cw *cardWorker
 			if res.Cards != nil {
 				cw = &cardWorker{c: c, runID: runID, w: w, holders: holders, res: newCardResult()}

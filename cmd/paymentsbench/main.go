@@ -27,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,10 @@ func main() {
 
 type options struct {
 	server, db, bin, token, jsonOut, pgAdmin, logFile string
+	swScript, crashNodes                              string
+	nodes                                             int
 	spawn, check, compare, compareAll, reset, reads   bool
+	sameWork                                          bool
 	customers, concurrency, sample                    int
 	duration, crashEvery, grace, deleteEvery          time.Duration
 	fund, maxAmount                                   int64
@@ -110,9 +114,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.hookStall.For, "hook-stall", 300*time.Millisecond, "with -hook-stall-every, how long each hiccup holds every answer")
 	fs.BoolVar(&o.check, "check", true, "check invariants after the run")
 	fs.IntVar(&o.sample, "check-sample", 500, "acknowledged transactions read back through the API (all are checked in the database)")
+	fs.IntVar(&o.nodes, "nodes", 1, "spawn: run this many paymentsd processes on the one (PostgreSQL) database, each on its own port; load worker w uses node w mod nodes (nodes.go)")
+	fs.StringVar(&o.crashNodes, "crash-nodes", "alternate", "with -nodes and -crash-every: which node each kill takes, alternate or random")
 	fs.DurationVar(&o.crashEvery, "crash-every", 0, "crash mode: SIGKILL and restart the spawned server at this interval")
 	fs.DurationVar(&o.deleteEvery, "delete-every", 0, "delete a customer at this interval during the load, draining its money to another first (deletes.go)")
 	fs.BoolVar(&o.compare, "compare", false, "run the baseline of the engine (pgbench tpcb-like or a plain SQLite loop) at the same concurrency and duration")
+	fs.BoolVar(&o.sameWork, "same-work", true, "with -compare and -spawn, also run the same-work baseline: the statements of one transfer, from paymentsd's statement log, replayed by pgbench or a SQLite loop (samework.go)")
+	fs.StringVar(&o.swScript, "same-work-script", "", "also write the same-work pgbench script to this file")
 	fs.BoolVar(&o.compareAll, "compare-all", false, "with -compare, run both baselines")
 	fs.StringVar(&o.pgAdmin, "pg-admin", "postgres://postgres@127.0.0.1:5432/postgres", "PostgreSQL maintenance database (to create pgbench's and spawn's databases)")
 	fs.BoolVar(&o.reads, "reads", true, "after the run, measure GET /transactions and balance-changes page latency")
@@ -130,6 +138,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("need -server URL or -spawn")
 	case o.spawn && o.db == "":
 		return o, errors.New("-spawn needs -db")
+	case o.nodes < 1:
+		return o, errors.New("-nodes must be at least 1")
+	case o.nodes > 1 && (!o.spawn || engineOf(o.db) != "postgres"):
+		return o, errors.New("-nodes above 1 needs -spawn on PostgreSQL (nodes share one database)")
 	case o.customers < 2:
 		return o, errors.New("-customers must be at least 2")
 	case o.concurrency < 1:
@@ -178,12 +190,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
 	}
-	rep := &Report{Engine: engineOf(o.db), Database: redact(o.db), Concurrency: o.concurrency, Customers: o.customers,
+	rep := &Report{Engine: engineOf(o.db), Database: redact(o.db), Concurrency: o.concurrency, Customers: o.customers, Nodes: o.nodes,
 		Extra: map[string]any{}}
 	runID := "bench-" + randHex(6)
 
 	// The server.
 	var srv *server
+	var srvs []*server // with -nodes, every node; srv is the first
 	serverURL := o.server
 	if o.spawn {
 		tmp, err := os.MkdirTemp("", "paymentsbench-")
@@ -212,19 +225,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 			return 2, err
 		}
 		defer lf.Close()
-		addr, err := freeAddr()
-		if err != nil {
-			return 2, err
+		lw := &lockedWriter{w: lf}
+		for i := 0; i < o.nodes; i++ {
+			addr, err := freeAddr()
+			if err != nil {
+				return 2, err
+			}
+			n := &server{bin: bin, dbURL: o.db, creds: o.token, addr: addr, logw: lw}
+			if err := n.start(ctx); err != nil {
+				return 2, err
+			}
+			defer n.stop()
+			srvs = append(srvs, n)
+			logf("paymentsd pid %d on %s, database %s", n.cmd.Process.Pid, addr, redact(o.db))
 		}
-		srv = &server{bin: bin, dbURL: o.db, creds: o.token, addr: addr, logw: lf}
-		if err := srv.start(ctx); err != nil {
-			return 2, err
-		}
-		defer srv.stop()
+		srv = srvs[0]
 		serverURL = srv.URL()
-		logf("paymentsd pid %d on %s, database %s", srv.cmd.Process.Pid, addr, redact(o.db))
 	}
 	c := newClient(serverURL, o.token, o.concurrency+4)
+	// The load's clients: worker w uses node nodeFor(w) (nodes.go).
+	clients := []*client{c}
+	for _, n := range srvs[min(1, len(srvs)):] {
+		clients = append(clients, newClient(n.URL(), o.token, o.concurrency+4))
+	}
 
 	hook, hooksReceived, stopHook, err := webhookSink(o.hookStall)
 	if err != nil {
@@ -247,25 +270,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	}
 
 	// Load (and crashes).
+	pick, err := crashPicker(o.crashNodes, len(srvs), mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), 23)))
+	if err != nil {
+		return 2, err
+	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var peakFromMetrics func() int64
 	if srv == nil {
 		peakFromMetrics = metricsPeakRSS(loadCtx, serverURL)
 	}
-	killsc := make(chan int, 1)
+	killsc := make(chan []int, 1)
 	crashCtx, stopCrash := context.WithTimeout(ctx, o.duration)
 	defer stopCrash()
 	if o.crashEvery > 0 {
-		go func() { killsc <- srv.crashLoop(crashCtx, o.crashEvery, logf) }()
+		go func() { killsc <- crashNodes(crashCtx, srvs, o.crashEvery, pick, logf) }()
 	} else {
-		killsc <- 0
+		killsc <- nil
 	}
 	logf("load: %d clients for %s", o.concurrency, o.duration)
 	loadStart := time.Now().Add(-time.Second)
 	pgBefore, havePg := readPgCounters(ctx, o.db)
 	var serverCPU func() (time.Duration, bool)
 	if srv != nil {
-		serverCPU = srv.CPU
+		serverCPU = nodesCPU(srvs)
 	}
 	cpuBefore, haveCPU := takeCPU(serverCPU)
 	hooksBefore := hooksReceived()
@@ -280,9 +307,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	} else {
 		delc <- deleteResult{}
 	}
-	lr := runLoad(loadCtx, c, runID, s.Accounts, s.Cards, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix, life)
+	lr := runLoad(loadCtx, clients, runID, s.Accounts, s.Cards, o.concurrency, o.duration, o.grace, o.maxAmount, o.mix, life)
 	stopCrash()
-	rep.Kills = <-killsc
+	for _, k := range <-killsc {
+		rep.Kills += k
+		if o.nodes > 1 {
+			rep.KillsPerNode = append(rep.KillsPerNode, k)
+		}
+	}
 	dr := <-delc
 	loadEnd := time.Now()
 	if cpuAfter, ok := takeCPU(serverCPU); ok && haveCPU {
@@ -346,7 +378,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		}
 	}
 	if srv != nil {
-		rep.PeakRSS, rep.PeakRSSFrom = srv.PeakRSS(), "VmHWM of the spawned process (max over restarts)"
+		rep.PeakRSS, rep.PeakRSSFrom = nodesPeakRSS(srvs), "VmHWM of the spawned process (max over restarts)"
+		if len(srvs) > 1 {
+			rep.PeakRSSFrom = "VmHWM of the spawned processes (max over nodes and restarts)"
+		}
 	}
 	stopLoad()
 	if peakFromMetrics != nil {
@@ -385,11 +420,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 			rep.Checks = append(rep.Checks, CheckResult{Name: "db checks", Detail: "skipped: no -db given"})
 		}
 	}
-	if srv != nil {
-		srv.stop()
+	for _, n := range srvs {
+		n.stop()
 	}
 	if o.compare {
 		rep.Compare = compare(ctx, o, rep, logf)
+		if o.sameWork && srv != nil {
+			cmp, t := sameWork(ctx, swEnv{o: o, bin: srv.bin, runID: runID, accts: s.Accounts}, rep.Throughput, logf)
+			rep.Compare = append(rep.Compare, cmp)
+			if t != nil {
+				rep.Extra["sameWorkStatements"] = t.Describe()
+				for _, l := range t.Describe() {
+					logf("same-work: %s", l)
+				}
+			}
+		}
 	}
 	rep.WriteText(stdout)
 	if o.jsonOut != "" {

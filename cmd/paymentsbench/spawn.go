@@ -24,6 +24,7 @@ type server struct {
 	bin, dbURL, creds, addr string
 	logw                    io.Writer
 	extraArgs               []string
+	env                     []string // added to the environment last (so it wins)
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -71,6 +72,7 @@ func (s *server) start(ctx context.Context) error {
 	if k := benchKeys(s.dbURL); k != "" {
 		cmd.Env = append(cmd.Env, "PAYMENTS_KEYS="+k)
 	}
+	cmd.Env = append(cmd.Env, s.env...)
 	cmd.Stdout, cmd.Stderr = s.logw, s.logw
 	if err := cmd.Start(); err != nil {
 		return err
@@ -220,32 +222,6 @@ func (s *server) PeakRSS() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.peakRSS
-}
-
-// crashLoop SIGKILLs the server every interval and restarts it on the same
-// database until ctx ends; it returns the number of kills.
-func (s *server) crashLoop(ctx context.Context, every time.Duration, logf func(string, ...any)) int {
-	kills := 0
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return kills
-		case <-t.C:
-		}
-		s.kill()
-		kills++
-		for {
-			err := s.start(context.Background())
-			if err == nil {
-				break
-			}
-			logf("restart after kill %d: %v; retrying", kills, err)
-			s.kill()
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
 }
 
 // metricsPeakRSS samples process_resident_memory_bytes from /metrics until

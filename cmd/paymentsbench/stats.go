@@ -99,6 +99,8 @@ type Report struct {
 	PeakRSS        int64          `json:"serverPeakRssBytes"`
 	PeakRSSFrom    string         `json:"serverPeakRssSource,omitempty"`
 	Kills          int            `json:"kills"`
+	KillsPerNode   []int          `json:"killsPerNode,omitempty"`
+	Nodes          int            `json:"nodes,omitempty"`
 	Checks         []CheckResult  `json:"checks,omitempty"`
 	Compare        []Comparison   `json:"compare,omitempty"`
 	Timeline       []float64      `json:"throughputEvery5s,omitempty"`
@@ -215,8 +217,14 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.PeakRSS > 0 {
 		fmt.Fprintf(w, "server peak RSS: %.1f MiB (%s)\n", float64(r.PeakRSS)/(1<<20), r.PeakRSSFrom)
 	}
+	if r.Nodes > 1 {
+		fmt.Fprintf(w, "nodes: %d paymentsd processes on one database, load worker w on node w mod %d\n", r.Nodes, r.Nodes)
+	}
 	if r.Kills > 0 {
 		fmt.Fprintf(w, "crash mode: %d SIGKILLs\n", r.Kills)
+		if len(r.KillsPerNode) > 0 {
+			fmt.Fprintf(w, "kills per node: %v\n", r.KillsPerNode)
+		}
 	}
 	if d := r.Deletes; d != nil {
 		fmt.Fprintf(w, "deletes: %d customers deleted during the load (%d deletes refused while money was there, %d drain transfers and late payouts); USD suspense after the run %d\n",

@@ -43,8 +43,9 @@ func (s Spread) String() string {
 
 // EngineSummary gathers one engine's rounds.
 type EngineSummary struct {
-	Engine string `json:"engine"`
-	Rounds int    `json:"rounds"`
+	Engine      string `json:"engine"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	Rounds      int    `json:"rounds"`
 	// Baseline names the baseline whose ratio is summarised (the first one
 	// each report compared with); empty if none did.
 	Baseline        string `json:"baseline,omitempty"`
@@ -56,25 +57,36 @@ type EngineSummary struct {
 	CPUMs           Spread `json:"machineCpuMsPerTransfer"`
 	BaselineCPUMs   Spread `json:"baselineMachineCpuMsPerTransaction"`
 	WebhooksPerXfer Spread `json:"webhooksPerTransfer"`
-	MaxPending      int64  `json:"maxWebhooksPendingAtLoadEnd"`
-	FailedRounds    int    `json:"roundsWithAFailedCheck"`
+	// SameWork is the same-work baseline (samework.go), when the rounds
+	// ran it: its name, transactions per second and our ratio to it.
+	SameWork      string `json:"sameWorkBaseline,omitempty"`
+	SameWorkTPS   Spread `json:"sameWorkTps"`
+	SameWorkRatio Spread `json:"oursOverSameWork"`
+	MaxPending    int64  `json:"maxWebhooksPendingAtLoadEnd"`
+	FailedRounds  int    `json:"roundsWithAFailedCheck"`
 }
 
-// summarise groups reports by engine, in the order engines first appear.
+// summarise groups reports by engine and concurrency, in the order they
+// first appear.
 func summarise(reports []Report) []EngineSummary {
-	var order []string
-	byEngine := map[string][]Report{}
+	type group struct {
+		engine string
+		c      int
+	}
+	var order []group
+	byGroup := map[group][]Report{}
 	for _, r := range reports {
-		if _, ok := byEngine[r.Engine]; !ok {
-			order = append(order, r.Engine)
+		g := group{r.Engine, r.Concurrency}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
 		}
-		byEngine[r.Engine] = append(byEngine[r.Engine], r)
+		byGroup[g] = append(byGroup[g], r)
 	}
 	out := make([]EngineSummary, 0, len(order))
-	for _, e := range order {
-		rs := byEngine[e]
-		s := EngineSummary{Engine: e, Rounds: len(rs)}
-		var tps, base, ratio, p50, p99, cpu, baseCPU, hooks []float64
+	for _, g := range order {
+		rs := byGroup[g]
+		s := EngineSummary{Engine: g.engine, Concurrency: g.c, Rounds: len(rs)}
+		var tps, base, ratio, p50, p99, cpu, baseCPU, hooks, swTPS, swRatio []float64
 		for _, r := range rs {
 			tps, p50, p99 = append(tps, r.Throughput), append(p50, r.Latency.P50), append(p99, r.Latency.P99)
 			if r.CPU != nil {
@@ -87,7 +99,13 @@ func summarise(reports []Report) []EngineSummary {
 			if r.Failed() {
 				s.FailedRounds++
 			}
-			if len(r.Compare) > 0 {
+			for _, c := range r.Compare {
+				if strings.HasPrefix(c.Name, "same-work") && c.TPS > 0 {
+					s.SameWork = c.Name
+					swTPS, swRatio = append(swTPS, c.TPS), append(swRatio, c.Ratio)
+				}
+			}
+			if len(r.Compare) > 0 && !strings.HasPrefix(r.Compare[0].Name, "same-work") {
 				c := r.Compare[0]
 				if s.Baseline == "" {
 					s.Baseline = c.Name
@@ -103,6 +121,7 @@ func summarise(reports []Report) []EngineSummary {
 		s.Throughput, s.BaselineTPS, s.Ratio = spreadOf(tps), spreadOf(base), spreadOf(ratio)
 		s.P50, s.P99, s.CPUMs, s.BaselineCPUMs = spreadOf(p50), spreadOf(p99), spreadOf(cpu), spreadOf(baseCPU)
 		s.WebhooksPerXfer = spreadOf(hooks)
+		s.SameWorkTPS, s.SameWorkRatio = spreadOf(swTPS), spreadOf(swRatio)
 		out = append(out, s)
 	}
 	return out
@@ -110,11 +129,19 @@ func summarise(reports []Report) []EngineSummary {
 
 func writeSummary(w io.Writer, ss []EngineSummary) {
 	for _, s := range ss {
-		fmt.Fprintf(w, "engine %s: %d rounds; median [min–max]\n", s.Engine, s.Rounds)
+		if s.Concurrency > 0 {
+			fmt.Fprintf(w, "engine %s, concurrency %d: %d rounds; median [min–max]\n", s.Engine, s.Concurrency, s.Rounds)
+		} else {
+			fmt.Fprintf(w, "engine %s: %d rounds; median [min–max]\n", s.Engine, s.Rounds)
+		}
 		fmt.Fprintf(w, "  transfers/s            %s\n", s.Throughput)
 		if s.Baseline != "" {
 			fmt.Fprintf(w, "  baseline tps           %s (%s)\n", s.BaselineTPS, s.Baseline)
 			fmt.Fprintf(w, "  ours / baseline        %s (each round against its own baseline)\n", s.Ratio)
+		}
+		if s.SameWork != "" {
+			fmt.Fprintf(w, "  same-work tps          %s (%s)\n", s.SameWorkTPS, s.SameWork)
+			fmt.Fprintf(w, "  ours / same-work       %s\n", s.SameWorkRatio)
 		}
 		fmt.Fprintf(w, "  p50 / p99 ms           %s / %s\n", s.P50, s.P99)
 		if s.CPUMs.Max > 0 {

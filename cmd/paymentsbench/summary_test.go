@@ -130,3 +130,33 @@ func TestSummaryMain(t *testing.T) {
 		t.Fatalf("no reports: exit %d, err %v", code, err)
 	}
 }
+
+// The same-work baseline's ratio is summarised beside the classic one, and
+// rounds at different concurrencies are kept apart.
+func TestSummarise_SameWorkAndConcurrency(t *testing.T) {
+	var rs []Report
+	for i, c := range []int{8, 64, 8, 64, 8} {
+		r := round("postgres", float64(100+i), 1000, 20, true)
+		r.Concurrency = c
+		r.Compare = append(r.Compare, Comparison{Name: "same-work pgbench (PostgreSQL)", TPS: float64(50 * (i + 1)), Ratio: float64(i + 1)})
+		rs = append(rs, r)
+	}
+	ss := summarise(rs)
+	if len(ss) != 2 || ss[0].Concurrency != 8 || ss[1].Concurrency != 64 || ss[0].Rounds != 3 || ss[1].Rounds != 2 {
+		t.Fatalf("groups %+v", ss)
+	}
+	c8 := ss[0]
+	if c8.Baseline != "pgbench tpcb-like" || c8.SameWork != "same-work pgbench (PostgreSQL)" {
+		t.Fatalf("baselines %q %q", c8.Baseline, c8.SameWork)
+	}
+	if c8.SameWorkRatio != (Spread{3, 1, 5}) || c8.SameWorkTPS != (Spread{150, 50, 250}) {
+		t.Fatalf("same-work %+v %+v", c8.SameWorkRatio, c8.SameWorkTPS)
+	}
+	var b strings.Builder
+	writeSummary(&b, ss)
+	for _, want := range []string{"engine postgres, concurrency 64: 2 rounds", "ours / same-work       3.00 [1.00–5.00]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}

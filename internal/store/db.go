@@ -104,13 +104,13 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		// every transfer one; on disk they cost a write per page touched)
 		// and a 64 MiB page cache, so a batch's pages stay in memory until
 		// its commit writes them once.
-		w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=temp_store(MEMORY)&_pragma=cache_size(-65536)")
+		w, err := openSQL("sqlite", base+"&_txlock=immediate&_pragma=temp_store(MEMORY)&_pragma=cache_size(-65536)")
 		if err != nil {
 			return nil, err
 		}
 		w.SetMaxOpenConns(1)
 		w.SetConnMaxLifetime(0)
-		r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+		r, err := openSQL("sqlite", base+"&_pragma=query_only(1)")
 		if err != nil {
 			w.Close()
 			return nil, err
@@ -123,7 +123,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.engine, db.write, db.read = SQLite, w, r
 		db.writeStmts, db.readStmts = newStmtCache(w), newStmtCache(r)
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		p, err := sql.Open("pgx", url)
+		p, err := openSQL("pgx", url)
 		if err != nil {
 			return nil, err
 		}
