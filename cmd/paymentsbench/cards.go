@@ -100,6 +100,7 @@ type cardResult struct {
 	Ops        map[string]int // acknowledged messages and card changes by kind
 	Declined   map[string]int // declined authorizations by reason
 	Unresolved int64
+	Retries    int64          // simulations sent again with their key
 	Refused    map[string]int // 4xx answers by message and code
 	Drained    int
 	// Mismatches: outcomes the model did not predict (Mismatch: one).
@@ -121,6 +122,7 @@ func (r *cardResult) merge(o *cardResult) {
 		}
 	}
 	r.Unresolved += o.Unresolved
+	r.Retries += o.Retries
 	r.Drained += o.Drained
 	r.Mismatches += o.Mismatches
 	if o.Mismatch != "" {
@@ -142,6 +144,7 @@ type cardSummary struct {
 	Declined     map[string]int `json:"declined"`
 	Refused      map[string]int `json:"refused,omitempty"`
 	Unresolved   int64          `json:"unresolved"`
+	Retries      int64          `json:"retries"`
 	Mismatches   int            `json:"mismatches"`
 	Drained      int            `json:"drainedAtEnd"`
 	Settled      int64          `json:"settledCents"`  // purchases
@@ -151,7 +154,7 @@ type cardSummary struct {
 
 func (r *cardResult) summary(cards int) cardSummary {
 	s := cardSummary{Cards: cards, Transactions: len(r.Txs), Messages: r.Ops, Declined: r.Declined, Refused: r.Refused,
-		Unresolved: r.Unresolved, Mismatches: r.Mismatches, Drained: r.Drained}
+		Unresolved: r.Unresolved, Retries: r.Retries, Mismatches: r.Mismatches, Drained: r.Drained}
 	for _, t := range r.Txs {
 		if t.Credit {
 			s.Credited += t.Settled

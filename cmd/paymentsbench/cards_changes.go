@@ -66,7 +66,7 @@ func (cw *cardWorker) change(ctx context.Context, rng *rand.Rand) {
 		return
 	}
 	c := live[rng.IntN(len(live))]
-	if rng.Float64() < 0.25 && cw.res.Ops["card CLOSED"] < maxClosesPerWorker {
+	if rng.Float64() < 0.4 && cw.res.Ops["card CLOSED"] < maxClosesPerWorker {
 		cw.close(ctx, c)
 		return
 	}

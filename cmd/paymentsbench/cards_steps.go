@@ -36,7 +36,7 @@ func (cw *cardWorker) step(ctx context.Context, rng *rand.Rand) {
 	}
 	x := rng.Float64()
 	switch {
-	case x < 0.03:
+	case x < 0.04:
 		cw.change(ctx, rng)
 	case x < 0.50 && len(open) > 0:
 		cw.act(ctx, rng, open[rng.IntN(len(open))])
@@ -66,7 +66,7 @@ func (cw *cardWorker) pickCard(rng *rand.Rand) *benchCard {
 			active = append(active, c)
 		}
 	}
-	if len(active) == 0 || rng.Float64() < 0.08 {
+	if len(active) == 0 || rng.Float64() < 0.15 {
 		return cw.cards[rng.IntN(len(cw.cards))]
 	}
 	return active[rng.IntN(len(active))]

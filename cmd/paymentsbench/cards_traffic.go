@@ -52,7 +52,8 @@ const (
 func (cw *cardWorker) send(ctx context.Context, cardID, op string, body map[string]any) (simAnswer, sendOutcome) {
 	cw.seq++
 	key := fmt.Sprintf("%s-card-%d-%d", cw.runID, cw.w, cw.seq)
-	r, _, err := cw.c.doRetry(ctx, "POST", "/sandbox/cards/"+cardID+"/simulate/"+op, body, key)
+	r, n, err := cw.c.doRetry(ctx, "POST", "/sandbox/cards/"+cardID+"/simulate/"+op, body, key)
+	cw.res.Retries += int64(n)
 	if err != nil {
 		cw.res.Unresolved++
 		return simAnswer{}, unresolved

@@ -152,8 +152,8 @@ func (r *Report) WriteText(w io.Writer) {
 	if cs, ok := r.Extra["cards"].(cardSummary); ok {
 		fmt.Fprintf(w, "cards: %d cards, %d card transactions (%d declined: %v)\n", cs.Cards, cs.Transactions, cs.declined(), cs.Declined)
 		fmt.Fprintf(w, "card messages and changes: %v\n", cs.Messages)
-		fmt.Fprintf(w, "cards: %d unresolved, %d outcomes not as modelled, %d open authorizations cleared after the load; %d cents of purchases settled, %d of merchant credits, %d returned\n",
-			cs.Unresolved, cs.Mismatches, cs.Drained, cs.Settled, cs.Credited, cs.Returned)
+		fmt.Fprintf(w, "cards: %d retries, %d unresolved, %d outcomes not as modelled, %d open authorizations cleared after the load; %d cents of purchases settled, %d of merchant credits, %d returned\n",
+			cs.Retries, cs.Unresolved, cs.Mismatches, cs.Drained, cs.Settled, cs.Credited, cs.Returned)
 		if len(cs.Refused) > 0 {
 			fmt.Fprintf(w, "card messages refused: %v\n", cs.Refused)
 		}
