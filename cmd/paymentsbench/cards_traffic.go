@@ -112,8 +112,8 @@ func (cw *cardWorker) txOf(ctx context.Context, cardID string, a simAnswer) stri
 	return ""
 }
 
-// findByToken pages through the card's transactions for the one with the
-// network's token.
+// findByToken pages through the card's transactions for the one the
+// network's token names.
 func findByToken(ctx context.Context, c *client, cardID, token string) string {
 	q := url.Values{"cardId": {cardID}, "type": {"CARD"}, "limit": {"100"}}
 	for {
@@ -126,7 +126,9 @@ func findByToken(ctx context.Context, c *client, cardID, token string) string {
 			return ""
 		}
 		for _, raw := range page.Data {
-			if v, err := decodeCardTx(raw, false); err == nil && v.Token == token {
+			// A return's answer names its row by id (internal/cards:
+			// Return), the others by the row's issuerTransactionToken.
+			if v, err := decodeCardTx(raw, false); err == nil && (v.Token == token || v.ID == token) {
 				return v.ID
 			}
 		}
