@@ -104,28 +104,24 @@ func TestCardTxModel(t *testing.T) {
 
 // fakeNetwork is a card network that applies each message in the
 // background: the 202 carries only the token, and the effect shows after a
-// few reads (counted, not timed).
+// few reads (counted, not timed). It knows authorization, clearing and
+// return on Transaction:1.
 type fakeNetwork struct {
 	mu      sync.Mutex
 	reads   int
 	applyAt int // the read from which the pending message shows
 	pending func()
-	tx      map[string]any // the one transaction, once it exists
+	txs     map[string]map[string]any // the transactions made, by id
 }
 
 func (f *fakeNetwork) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.txs == nil {
+		f.txs = map[string]map[string]any{}
+	}
+	token := "tok-1"
 	switch {
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/simulate/authorization"):
-		f.later(func() {
-			f.tx = map[string]any{"id": "Transaction:1", "type": "CARD", "status": "AUTHORIZED", "cardId": "Card:1",
-				"direction": "DEBIT", "issuerTransactionToken": "tok-1", "authorizedAmount": map[string]any{"amount": 300}}
-		})
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/simulate/clearing"):
-		f.later(func() {
-			f.tx["status"], f.tx["settledAmount"] = "SETTLED", map[string]any{"amount": 300}
-		})
 	case r.Method == "GET":
 		if f.reads++; f.pending != nil && f.reads >= f.applyAt {
 			f.pending()
@@ -133,27 +129,47 @@ func (f *fakeNetwork) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.answer(w, r)
 		return
+	case strings.HasSuffix(r.URL.Path, "/simulate/authorization"):
+		f.later(func() {
+			f.txs["Transaction:1"] = map[string]any{"id": "Transaction:1", "type": "CARD", "status": "AUTHORIZED", "cardId": "Card:1",
+				"direction": "DEBIT", "issuerTransactionToken": token, "authorizedAmount": map[string]any{"amount": 300}}
+		})
+	case strings.HasSuffix(r.URL.Path, "/simulate/clearing"):
+		f.later(func() {
+			f.txs["Transaction:1"]["status"], f.txs["Transaction:1"]["settledAmount"] = "SETTLED", map[string]any{"amount": 300}
+		})
+	case strings.HasSuffix(r.URL.Path, "/simulate/return"):
+		token = "Transaction:2" // as internal/cards answers a return
+		f.later(func() {
+			f.txs[token] = map[string]any{"id": token, "type": "CARD", "status": "SETTLED", "cardId": "Card:1", "direction": "CREDIT",
+				"issuerTransactionToken": "tok-2", "originalTransactionId": "Transaction:1", "authorizedAmount": map[string]any{"amount": 120},
+				"settledAmount": map[string]any{"amount": 120}}
+			f.txs["Transaction:1"]["refundedAmount"] = map[string]any{"amount": 120}
+		})
 	}
 	w.WriteHeader(http.StatusAccepted)
-	fmt.Fprint(w, `{"issuerTransactionToken":"tok-1"}`)
+	fmt.Fprintf(w, `{"issuerTransactionToken":%q}`, token)
 }
 
 func (f *fakeNetwork) later(apply func()) { f.pending, f.applyAt = apply, f.reads+3 }
 
 func (f *fakeNetwork) answer(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case strings.HasSuffix(r.URL.Path, "/transactions/Transaction:1") && f.tx != nil:
-		_ = json.NewEncoder(w).Encode(f.tx)
-	case strings.HasSuffix(r.URL.Path, "/transactions"):
+	if strings.HasSuffix(r.URL.Path, "/transactions") {
 		data := []any{}
-		if f.tx != nil {
-			data = append(data, f.tx)
+		for _, tx := range f.txs {
+			data = append(data, tx)
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "hasMore": false})
-	default:
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprint(w, `{"code":"NOT_FOUND"}`)
+		return
 	}
+	for id, tx := range f.txs {
+		if strings.HasSuffix(r.URL.Path, "/transactions/"+id) {
+			_ = json.NewEncoder(w).Encode(tx)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNotFound)
+	fmt.Fprint(w, `{"code":"NOT_FOUND"}`)
 }
 
 // With a network that applies messages in the background, the traffic
@@ -175,7 +191,11 @@ func TestCardTrafficBackgroundNetwork(t *testing.T) {
 	if tx.Status != stSettled || tx.Settled != 300 || tx.Held != 0 || tx.Uncertain || cw.res.Mismatches != 0 || cw.res.Drained != 1 {
 		t.Fatalf("settled: %+v, %d mismatches (%s)", tx, cw.res.Mismatches, cw.res.Mismatch)
 	}
-	if cw.res.Ops["authorization"] != 1 || cw.res.Ops["clearing"] != 1 {
+	cw.returnSome(ctx, tx, 120)
+	if tx.returned() != 120 || len(tx.Returns) != 1 || tx.Returns[0].ID != "Transaction:2" || tx.Uncertain || cw.res.Mismatches != 0 {
+		t.Fatalf("returned: %+v, %d mismatches (%s)", tx, cw.res.Mismatches, cw.res.Mismatch)
+	}
+	if cw.res.Ops["authorization"] != 1 || cw.res.Ops["clearing"] != 1 || cw.res.Ops["return"] != 1 {
 		t.Fatalf("ops: %v", cw.res.Ops)
 	}
 }
