@@ -20,7 +20,7 @@ func withCards(es []expected, cr *cardResult) []expected {
 		}
 		es[i].want += in - out
 		if uncertain > 0 || cr.Unresolved > 0 {
-			es[i].note += fmt.Sprintf("; %d card transactions with an unresolved message make this inexact", uncertain)
+			es[i].note += fmt.Sprintf("; %d card transactions uncertain (a message unresolved, or an outcome not as modelled) make this inexact", uncertain)
 		}
 	}
 	return es
