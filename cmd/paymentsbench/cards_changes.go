@@ -42,7 +42,7 @@ func (cw *cardWorker) reverseReturn(ctx context.Context, t *cardTx, i int) {
 func (cw *cardWorker) returnRow(ctx context.Context, t *cardTx, after cardTx, i int, what string) {
 	r := after.Returns[i]
 	if v, ok := cw.await(ctx, r.ID, func(v cardTxView) bool { return returnProblem(&after, r, v) == "" }); !ok {
-		cw.res.mismatch("after %s: %s", what, returnProblem(&after, r, v))
+		cw.res.mismatch("after %s: %s%s", what, returnProblem(&after, r, v), cw.lastMessage(ctx))
 		t.Uncertain = true
 		return
 	}

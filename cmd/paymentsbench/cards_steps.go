@@ -125,7 +125,7 @@ func (cw *cardWorker) authorize(ctx context.Context, c *benchCard, m authMsg) {
 	cw.mine = append(cw.mine, t)
 	cw.res.Txs = append(cw.res.Txs, t)
 	if msg := compareCardTx(t, v); !ok || msg != "" {
-		cw.res.mismatch("%s: %s (read back: %v)", m.Op, msg, ok)
+		cw.res.mismatch("%s: %s (read back: %v)%s", m.Op, msg, ok, cw.lastMessage(ctx))
 		t.Uncertain = true
 		return
 	}

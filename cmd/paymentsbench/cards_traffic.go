@@ -19,6 +19,9 @@ type cardWorker struct {
 	m     mix
 	res   *cardResult
 	mine  []*cardTx // the transactions this worker's messages made
+	// last is the answer to the last simulation sent, on lastCard.
+	last     simAnswer
+	lastCard string
 }
 
 func newCardWorker(c *client, runID string, w, workers int, cards []*benchCard, m mix) *cardWorker {
@@ -32,11 +35,15 @@ func newCardWorker(c *client, runID string, w, workers int, cards []*benchCard, 
 	return cw
 }
 
-// simAnswer is what the bench reads of a simulation's 202: the transaction
-// it made or changed when the answer carries it (a synchronous network),
-// and the network's token, which names the transaction otherwise.
+// simAnswer is what the bench reads of a simulation's 202: the
+// transaction the message makes or acts on, and the network's token. A
+// synchronous network answers the transaction as the message left it; an
+// asynchronous one answers the queued message (its id, and its
+// cardTransactionId: the transaction an authorization or a return will
+// make, 404 until then) and at most the transaction as it was at
+// acceptance. Only the id is used: the outcome is read back.
 type simAnswer struct {
-	TxID, Token string
+	TxID, Token, MessageID string
 }
 
 type sendOutcome int
@@ -63,7 +70,11 @@ func (cw *cardWorker) send(ctx context.Context, cardID, op string, body map[stri
 		return simAnswer{}, refused
 	}
 	var a struct {
-		Token       string `json:"issuerTransactionToken"`
+		Token   string `json:"issuerTransactionToken"`
+		Message *struct {
+			ID                string `json:"id"`
+			CardTransactionID string `json:"cardTransactionId"`
+		} `json:"message"`
 		Transaction *struct {
 			ID string `json:"id"`
 		} `json:"transaction"`
@@ -73,9 +84,13 @@ func (cw *cardWorker) send(ctx context.Context, cardID, op string, body map[stri
 		return simAnswer{}, refused
 	}
 	out := simAnswer{Token: a.Token}
-	if a.Transaction != nil {
+	switch {
+	case a.Message != nil && a.Message.CardTransactionID != "":
+		out.TxID, out.MessageID = a.Message.CardTransactionID, a.Message.ID
+	case a.Transaction != nil:
 		out.TxID = a.Transaction.ID
 	}
+	cw.last, cw.lastCard = out, cardID
 	return out, accepted
 }
 
@@ -163,11 +178,25 @@ func (cw *cardWorker) expect(ctx context.Context, t *cardTx, what string, after 
 	}
 	v, ok := cw.await(ctx, t.ID, func(v cardTxView) bool { return compareCardTx(&after, v) == "" })
 	if !ok {
-		cw.res.mismatch("after %s: %s", what, compareCardTx(&after, v))
+		cw.res.mismatch("after %s: %s%s", what, compareCardTx(&after, v), cw.lastMessage(ctx))
 		t.Uncertain = true
 		return false
 	}
 	*t = after
 	cw.res.Ops[what]++
 	return true
+}
+
+// lastMessage describes the outcome of the last simulation's message when
+// the network queued it (an asynchronous network), for a mismatch's
+// detail; "" otherwise.
+func (cw *cardWorker) lastMessage(ctx context.Context) string {
+	if cw.last.MessageID == "" {
+		return ""
+	}
+	r, _, err := cw.c.doRetry(ctx, "GET", "/sandbox/cards/"+cw.lastCard+"/messages/"+cw.last.MessageID, nil, "")
+	if err != nil {
+		return "; its message: " + err.Error()
+	}
+	return fmt.Sprintf("; its message %s: %d %s", cw.last.MessageID, r.Status, r.Body)
 }
