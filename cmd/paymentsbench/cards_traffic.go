@@ -91,6 +91,9 @@ func (cw *cardWorker) send(ctx context.Context, cardID, op string, body map[stri
 		out.TxID = a.Transaction.ID
 	}
 	cw.last, cw.lastCard = out, cardID
+	if out.MessageID != "" {
+		return out, cw.applied(ctx, cardID, op, out.MessageID)
+	}
 	return out, accepted
 }
 
@@ -199,4 +202,34 @@ func (cw *cardWorker) lastMessage(ctx context.Context) string {
 		return "; its message: " + err.Error()
 	}
 	return fmt.Sprintf("; its message %s: %d %s", cw.last.MessageID, r.Status, r.Body)
+}
+
+// applied waits until a queued message (an asynchronous network) is no
+// longer PENDING: APPLIED is accepted; FAILED is refused (the card
+// runner's refusal: nothing moved); still PENDING at the end of the wait
+// is a mismatch, left unresolved. Waiting for the message, not the
+// transaction, also covers effects GET /transactions does not show (a
+// partial reversal changes only what is held).
+func (cw *cardWorker) applied(ctx context.Context, cardID, op, msgID string) sendOutcome {
+	deadline := time.Now().Add(cw.m.CardWait)
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		var m struct {
+			Status  string `json:"status"`
+			Failure struct {
+				Code string `json:"code"`
+			} `json:"failure"`
+		}
+		err := cw.c.must(ctx, "GET", "/sandbox/cards/"+cardID+"/messages/"+msgID, nil, http.StatusOK, &m)
+		switch {
+		case err == nil && m.Status == "APPLIED":
+			return accepted
+		case err == nil && m.Status == "FAILED":
+			cw.res.Refused[op+" FAILED "+m.Failure.Code]++
+			return refused
+		case time.Now().After(deadline) || ctx.Err() != nil:
+			cw.res.mismatch("%s: message %s not applied within %s (%s, %v)", op, msgID, cw.m.CardWait, m.Status, err)
+			return unresolved
+		}
+		time.Sleep(pause)
+	}
 }

@@ -105,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.mix.FX, "fx", 0, "share (0..1) of transfers that are cross-currency: USD to the other customer's EUR account")
 	fs.Float64Var(&o.mix.Payout, "payout", 0, "share (0..1) of transfers that are payouts: USD to the sender's own external bank account (sandbox ACH)")
 	fs.Float64Var(&o.mix.Cards, "cards", 0, "share (0..1) of operations that are sandbox card network messages (authorizations of every kind, declines, clearings, expiries, reversals, advices, returns and their reversals) or card changes (freeze, unfreeze, close) on cards issued at setup to every other customer")
-	fs.DurationVar(&o.mix.CardWait, "card-wait", 20*time.Second, "with -cards, how long to wait for a card message's effect to show in GET /transactions (simulations may apply in the background)")
+	fs.DurationVar(&o.mix.CardWait, "card-wait", 90*time.Second, "with -cards, how long to wait for a card message to apply (an asynchronous network: its message no longer PENDING; a killed node's claim lasts 30 s) and its effect to show in GET /transactions")
 	fs.DurationVar(&o.settle, "settle", 90*time.Second, "with -payout, how long after the load to wait for the rail to settle every acknowledged payout")
 	fs.DurationVar(&o.hookStall.Every, "hook-stall-every", 0, "the webhook receiver hiccups at this interval (0: never): see -hook-stall")
 	fs.DurationVar(&o.hookStall.For, "hook-stall", 300*time.Millisecond, "with -hook-stall-every, how long each hiccup holds every answer")
