@@ -112,6 +112,9 @@ type fakeNetwork struct {
 	applyAt int // the read from which the pending message shows
 	pending func()
 	txs     map[string]map[string]any // the transactions made, by id
+	// queue: answer the queued message (id, cardTransactionId) as the
+	// asynchronous network does, and show it PENDING until it applies.
+	queue bool
 }
 
 func (f *fakeNetwork) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -120,13 +123,22 @@ func (f *fakeNetwork) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.txs == nil {
 		f.txs = map[string]map[string]any{}
 	}
-	token := "tok-1"
-	switch {
-	case r.Method == "GET":
+	token, txID := "tok-1", "Transaction:1"
+	if r.Method == "GET" {
 		if f.reads++; f.pending != nil && f.reads >= f.applyAt {
 			f.pending()
 			f.pending = nil
 		}
+	}
+	switch {
+	case r.Method == "GET" && strings.Contains(r.URL.Path, "/messages/"):
+		status := "APPLIED"
+		if f.pending != nil {
+			status = "PENDING"
+		}
+		fmt.Fprintf(w, `{"id":"Msg:1","status":%q}`, status)
+		return
+	case r.Method == "GET":
 		f.answer(w, r)
 		return
 	case strings.HasSuffix(r.URL.Path, "/simulate/authorization"):
@@ -139,7 +151,7 @@ func (f *fakeNetwork) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.txs["Transaction:1"]["status"], f.txs["Transaction:1"]["settledAmount"] = "SETTLED", map[string]any{"amount": 300}
 		})
 	case strings.HasSuffix(r.URL.Path, "/simulate/return"):
-		token = "Transaction:2" // as internal/cards answers a return
+		token, txID = "Transaction:2", "Transaction:2" // as internal/cards answers a return
 		f.later(func() {
 			f.txs[token] = map[string]any{"id": token, "type": "CARD", "status": "SETTLED", "cardId": "Card:1", "direction": "CREDIT",
 				"issuerTransactionToken": "tok-2", "originalTransactionId": "Transaction:1", "authorizedAmount": map[string]any{"amount": 120},
@@ -148,6 +160,10 @@ func (f *fakeNetwork) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	w.WriteHeader(http.StatusAccepted)
+	if f.queue {
+		fmt.Fprintf(w, `{"issuerTransactionToken":"other","message":{"id":"Msg:1","status":"PENDING","cardTransactionId":%q}}`, txID)
+		return
+	}
 	fmt.Fprintf(w, `{"issuerTransactionToken":%q}`, token)
 }
 
@@ -176,7 +192,13 @@ func (f *fakeNetwork) answer(w http.ResponseWriter, r *http.Request) {
 // finds a new authorization by its token, waits for each effect, and ends
 // with the model agreeing and nothing unexpected.
 func TestCardTrafficBackgroundNetwork(t *testing.T) {
-	srv := httptest.NewServer(&fakeNetwork{})
+	for name, queue := range map[string]bool{"answer with the token": false, "answer with the queued message": true} {
+		t.Run(name, func(t *testing.T) { backgroundNetwork(t, queue) })
+	}
+}
+
+func backgroundNetwork(t *testing.T, queue bool) {
+	srv := httptest.NewServer(&fakeNetwork{queue: queue})
 	defer srv.Close()
 	c := newClient(srv.URL, "k:s", 2)
 	card := &benchCard{ID: "Card:1", AccountID: "A1", Status: "ACTIVE"}
