@@ -96,11 +96,15 @@ delete() {
 }
 
 cards() {
-	# Card traffic in the mix (issue 18): half the customers get a card; 30%
-	# of the operations are card network messages (authorizations, clearings
-	# in full, below or in two parts, reversals, returns); then the same with
-	# a SIGKILL every 3 s. The checks add the card holds, postings and
-	# transactions (docs/benchmarks.md, "Cards").
+	# Card traffic in the mix (issue 18): half the customers get a card, each
+	# card owned by one worker; 30% of the operations are card network
+	# messages (authorizations of every kind, declines, clearings, expiries,
+	# reversals, advices, returns and return reversals) or card changes
+	# (freeze, unfreeze, close and a replacement); then the same with a
+	# SIGKILL every 3 s. Each outcome is read back until it shows (at most
+	# -card-wait), so simulations may apply in the background. The checks add
+	# the card holds, postings, declines and transactions
+	# (docs/benchmarks.md, "Card traffic in the mix").
 	for db in "sqlite:$OUT/cards/bench.db" "$PG/paymentsbench_cards"; do
 		e=${db%%:*}
 		"${PB[@]}" -spawn -db "$db" -customers 20 -c 4 -d 20s -cards 0.3 \

@@ -1,22 +1,27 @@
 package main
 
 // Card traffic (-cards F, issue 18): at setup every other customer gets a
-// virtual card funded by its USD account; during the load a share F of the
-// operations are sandbox card network messages (authorization, clearing in
-// full, below the authorization or in two parts, reversal, return of a
-// settled purchase) instead of transfers. Each worker owns the card
-// transactions it authorized, so no two messages on one transaction race,
-// and keeps a model of each: what is held, settled and returned. After the
-// load every open authorization is cleared (cardDrain), so the statements
-// and balances are final; the checks then compare the model with the ledger
-// and with GET /transactions (cardChecks).
+// virtual card funded by its USD account (limits: per transaction, and per
+// day on every other card; MCC 7995 blocked); each card belongs to one
+// load worker. During the load a share F of the operations are sandbox
+// card network messages instead of transfers: purchase, single-message,
+// credit and credit-advice authorizations (some made to decline: frozen or
+// closed card, over a limit, MCC blocked, insufficient funds), clearings
+// (in full, below, above, in two parts), expiries, full and partial
+// reversals, advices and incremental authorizations, returns and return
+// reversals; and card changes: freeze, unfreeze, close (its open
+// authorizations are reconciled) and a replacement card. The worker keeps
+// a model of its cards and transactions (cards_model.go), predicts each
+// outcome, and reads it back with GET /transactions/{id} until it shows,
+// so the simulations may apply at once or later in the background. After
+// the load every open authorization is cleared (the settle phase); the
+// checks then compare the model with the ledger and the API (cards_checks.go).
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -29,6 +34,9 @@ type cardTxView struct {
 	Status                string
 	Type                  string
 	CardID                string
+	Direction             string
+	Reason                string // cardDeclinedReason
+	Token                 string // issuerTransactionToken
 	Authorized, Settled   int64
 	Refunded              int64
 	OriginalTransactionID string
@@ -43,14 +51,17 @@ func decodeCardTx(body []byte, sim bool) (cardTxView, error) {
 		Amount int64 `json:"amount"`
 	}
 	type tx struct {
-		ID                    string `json:"id"`
-		Status                string `json:"status"`
-		Type                  string `json:"type"`
-		CardID                string `json:"cardId"`
-		AuthorizedAmount      amount `json:"authorizedAmount"`
-		SettledAmount         amount `json:"settledAmount"`
-		RefundedAmount        amount `json:"refundedAmount"`
-		OriginalTransactionID string `json:"originalTransactionId"`
+		ID                    string  `json:"id"`
+		Status                string  `json:"status"`
+		Type                  string  `json:"type"`
+		CardID                string  `json:"cardId"`
+		Direction             string  `json:"direction"`
+		Reason                *string `json:"cardDeclinedReason"`
+		Token                 string  `json:"issuerTransactionToken"`
+		AuthorizedAmount      amount  `json:"authorizedAmount"`
+		SettledAmount         amount  `json:"settledAmount"`
+		RefundedAmount        amount  `json:"refundedAmount"`
+		OriginalTransactionID string  `json:"originalTransactionId"`
 	}
 	var t tx
 	if sim {
@@ -67,8 +78,12 @@ func decodeCardTx(body []byte, sim bool) (cardTxView, error) {
 	} else if err := json.Unmarshal(body, &t); err != nil {
 		return cardTxView{}, err
 	}
-	v := cardTxView{ID: t.ID, Status: t.Status, Type: t.Type, CardID: t.CardID, Authorized: t.AuthorizedAmount.Amount,
-		Settled: t.SettledAmount.Amount, Refunded: t.RefundedAmount.Amount, OriginalTransactionID: t.OriginalTransactionID}
+	v := cardTxView{ID: t.ID, Status: t.Status, Type: t.Type, CardID: t.CardID, Direction: t.Direction, Token: t.Token,
+		Authorized: t.AuthorizedAmount.Amount, Settled: t.SettledAmount.Amount, Refunded: t.RefundedAmount.Amount,
+		OriginalTransactionID: t.OriginalTransactionID}
+	if t.Reason != nil {
+		v.Reason = *t.Reason
+	}
 	switch {
 	case v.ID == "" || v.Status == "":
 		return v, errors.New("card transaction without id or status")
@@ -78,52 +93,47 @@ func decodeCardTx(body []byte, sim bool) (cardTxView, error) {
 	return v, nil
 }
 
-// cardHolder is a customer with an ACTIVE card.
-type cardHolder struct {
-	CardID    string
-	AccountID string
-}
-
-// cardTx is the bench's model of one purchase: what it authorized, holds,
-// settled and had returned, and the status the last answer showed.
-// Uncertain: a message on it went unresolved, so the model may be wrong.
-type cardTx struct {
-	ID, CardID, AccountID string
-	Authorized, Held      int64
-	Settled, Returned     int64
-	Status                string
-	Uncertain             bool
-	Returns               []string // ids of its return rows
-}
-
-func (t *cardTx) open() bool { return t.Status == "AUTHORIZED" || t.Status == "PARTIALLY_SETTLED" }
-
 // cardResult is what the card traffic did.
 type cardResult struct {
 	Txs        []*cardTx
-	Ops        map[string]int // acknowledged messages by kind
-	Declined   int
+	Cards      []*benchCard
+	Ops        map[string]int // acknowledged messages and card changes by kind
+	Declined   map[string]int // declined authorizations by reason
 	Unresolved int64
-	Refused    map[string]int // 4xx answers by code
+	Retries    int64          // simulations sent again with their key
+	Refused    map[string]int // 4xx answers by message and code
 	Drained    int
+	// Mismatches: outcomes the model did not predict (Mismatch: one).
+	Mismatches int
+	Mismatch   string
 }
 
 func newCardResult() *cardResult {
-	return &cardResult{Ops: map[string]int{}, Refused: map[string]int{}}
+	return &cardResult{Ops: map[string]int{}, Refused: map[string]int{}, Declined: map[string]int{}}
 }
 
 // merge adds a worker's result.
 func (r *cardResult) merge(o *cardResult) {
 	r.Txs = append(r.Txs, o.Txs...)
-	for k, v := range o.Ops {
-		r.Ops[k] += v
+	r.Cards = append(r.Cards, o.Cards...)
+	for _, m := range [][2]map[string]int{{r.Ops, o.Ops}, {r.Refused, o.Refused}, {r.Declined, o.Declined}} {
+		for k, v := range m[1] {
+			m[0][k] += v
+		}
 	}
-	for k, v := range o.Refused {
-		r.Refused[k] += v
-	}
-	r.Declined += o.Declined
 	r.Unresolved += o.Unresolved
+	r.Retries += o.Retries
 	r.Drained += o.Drained
+	r.Mismatches += o.Mismatches
+	if o.Mismatch != "" {
+		r.Mismatch = o.Mismatch
+	}
+}
+
+// mismatch records an outcome the model did not predict.
+func (r *cardResult) mismatch(format string, args ...any) {
+	r.Mismatches++
+	r.Mismatch = fmt.Sprintf(format, args...)
 }
 
 // cardSummary is the report's view of the card traffic.
@@ -131,29 +141,72 @@ type cardSummary struct {
 	Cards        int            `json:"cards"`
 	Transactions int            `json:"transactions"`
 	Messages     map[string]int `json:"messages"`
-	Declined     int            `json:"declined"`
+	Declined     map[string]int `json:"declined"`
 	Refused      map[string]int `json:"refused,omitempty"`
 	Unresolved   int64          `json:"unresolved"`
+	Retries      int64          `json:"retries"`
+	Mismatches   int            `json:"mismatches"`
 	Drained      int            `json:"drainedAtEnd"`
-	Settled      int64          `json:"settledCents"`
-	Returned     int64          `json:"returnedCents"`
+	Settled      int64          `json:"settledCents"`  // purchases
+	Credited     int64          `json:"creditedCents"` // merchant credits
+	Returned     int64          `json:"returnedCents"` // returns that stayed
 }
 
 func (r *cardResult) summary(cards int) cardSummary {
 	s := cardSummary{Cards: cards, Transactions: len(r.Txs), Messages: r.Ops, Declined: r.Declined, Refused: r.Refused,
-		Unresolved: r.Unresolved, Drained: r.Drained}
+		Unresolved: r.Unresolved, Retries: r.Retries, Mismatches: r.Mismatches, Drained: r.Drained}
 	for _, t := range r.Txs {
-		s.Settled += t.Settled
-		s.Returned += t.Returned
+		if t.Credit {
+			s.Credited += t.Settled
+		} else {
+			s.Settled += t.Settled
+			s.Returned += t.returned()
+		}
 	}
 	return s
 }
 
-// issueCards issues a card to every other customer (at least one), funded
-// by its USD account, and waits until each is ACTIVE.
-func issueCards(ctx context.Context, c *client, runID string, accts []account, workers int) ([]cardHolder, error) {
+func (s cardSummary) declined() int {
+	n := 0
+	for _, v := range s.Declined {
+		n += v
+	}
+	return n
+}
+
+// cardLimits are the limits of the i-th card issued at setup: a
+// per-transaction limit of twice the largest ordinary amount, and on every
+// other card a daily limit the traffic reaches.
+func cardLimits(i int, maxAmount int64) (perTxn, perDay int64) {
+	if i%2 == 1 {
+		return 2 * maxAmount, 12 * maxAmount
+	}
+	return 2 * maxAmount, 0
+}
+
+// issueCard issues a card to a customer, funded by its USD account, with
+// its limits and MCC 7995 blocked, and waits until it is ACTIVE.
+func issueCard(ctx context.Context, c *client, key string, a account, perTxn, perDay int64) (*benchCard, error) {
+	body := map[string]any{"customerId": a.CustomerID, "fundingSource": a.AccountID,
+		"maxSpendPerTransaction": perTxn, "blockedMccs": []string{blockedMCC}}
+	if perDay > 0 {
+		body["maxSpendPerDay"] = perDay
+	}
+	id, err := c.create(ctx, "/cards", body, key)
+	if err == nil {
+		err = awaitCard(ctx, c, id, 60*time.Second)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("card of customer %s: %w", a.CustomerID, err)
+	}
+	return &benchCard{ID: id, AccountID: a.AccountID, CustomerID: a.CustomerID, Status: "ACTIVE", PerTxn: perTxn, PerDay: perDay}, nil
+}
+
+// issueCards issues a card to every other customer (at least one) and
+// waits until each is ACTIVE.
+func issueCards(ctx context.Context, c *client, runID string, accts []account, workers int, maxAmount int64) ([]*benchCard, error) {
 	n := max(1, len(accts)/2)
-	out := make([]cardHolder, n)
+	out := make([]*benchCard, n)
 	errs := make(chan error, n)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -162,17 +215,13 @@ func issueCards(ctx context.Context, c *client, runID string, accts []account, w
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				a := accts[2*i%len(accts)]
-				id, err := c.create(ctx, "/cards", map[string]any{"customerId": a.CustomerID, "fundingSource": a.AccountID},
-					fmt.Sprintf("%s-card-%d", runID, i))
-				if err == nil {
-					err = awaitCard(ctx, c, id, 60*time.Second)
-				}
+				perTxn, perDay := cardLimits(i, maxAmount)
+				card, err := issueCard(ctx, c, fmt.Sprintf("%s-card-%d", runID, i), accts[2*i%len(accts)], perTxn, perDay)
 				if err != nil {
-					errs <- fmt.Errorf("card of customer %s: %w", a.CustomerID, err)
+					errs <- err
 					continue
 				}
-				out[i] = cardHolder{CardID: id, AccountID: a.AccountID}
+				out[i] = card
 			}
 		}()
 	}
@@ -189,197 +238,24 @@ func issueCards(ctx context.Context, c *client, runID string, accts []account, w
 func awaitCard(ctx context.Context, c *client, cardID string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		var card struct {
-			Status string `json:"status"`
-		}
-		if err := c.must(ctx, "GET", "/cards/"+cardID, nil, http.StatusOK, &card); err != nil {
+		status, err := cardStatus(ctx, c, cardID)
+		if err != nil {
 			return err
 		}
-		if card.Status == "ACTIVE" {
+		if status == "ACTIVE" {
 			return nil
 		}
-		if card.Status != "PROCESSING" || time.Now().After(deadline) {
-			return fmt.Errorf("card %s is %s, not ACTIVE", cardID, card.Status)
+		if status != "PROCESSING" || time.Now().After(deadline) {
+			return fmt.Errorf("card %s is %s, not ACTIVE", cardID, status)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// cardWorker is one load worker's card traffic.
-type cardWorker struct {
-	c       *client
-	runID   string
-	w       int
-	seq     int
-	holders []cardHolder
-	res     *cardResult
-	mine    []*cardTx // the transactions this worker authorized
-}
-
-// send posts one simulation with its own key, retried until definitive. It
-// answers the transaction the simulation made or changed, or ok false
-// (recorded) when refused or unresolved.
-func (cw *cardWorker) send(ctx context.Context, cardID, op string, body map[string]any) (cardTxView, bool) {
-	cw.seq++
-	key := fmt.Sprintf("%s-card-%d-%d", cw.runID, cw.w, cw.seq)
-	r, _, err := cw.c.doRetry(ctx, "POST", "/sandbox/cards/"+cardID+"/simulate/"+op, body, key)
-	if err != nil {
-		cw.res.Unresolved++
-		return cardTxView{}, false
+func cardStatus(ctx context.Context, c *client, cardID string) (string, error) {
+	var card struct {
+		Status string `json:"status"`
 	}
-	if r.Status != http.StatusAccepted {
-		cw.res.Refused[op+" "+r.Code()]++
-		return cardTxView{}, false
-	}
-	v, err := decodeCardTx(r.Body, true)
-	if err != nil {
-		cw.res.Refused[op+" BAD_RESPONSE"]++
-		return v, false
-	}
-	cw.res.Ops[op]++
-	return v, true
-}
-
-// step sends one card message: an action on one of the worker's
-// transactions, or a new authorization.
-func (cw *cardWorker) step(ctx context.Context, rng *rand.Rand, maxAmount int64) {
-	var open, returnable []*cardTx
-	for _, t := range cw.mine {
-		switch {
-		case t.Uncertain:
-		case t.open():
-			open = append(open, t)
-		case t.Status == "SETTLED" && t.Settled > t.Returned:
-			returnable = append(returnable, t)
-		}
-	}
-	x := rng.Float64()
-	switch {
-	case len(open) > 0 && x < 0.55:
-		cw.act(ctx, rng, open[rng.IntN(len(open))])
-	case len(returnable) > 0 && x < 0.65:
-		t := returnable[rng.IntN(len(returnable))]
-		cw.returnSome(ctx, t, 1+rng.Int64N(t.Settled-t.Returned))
-	default:
-		cw.authorize(ctx, rng, 1+rng.Int64N(maxAmount))
-	}
-}
-
-func (cw *cardWorker) authorize(ctx context.Context, rng *rand.Rand, amount int64) {
-	h := cw.holders[rng.IntN(len(cw.holders))]
-	v, ok := cw.send(ctx, h.CardID, "authorization", map[string]any{"amount": amount, "currency": map[string]any{"code": "USD"},
-		"merchant": map[string]any{"descriptor": "BENCH MERCHANT", "mcc": "5814", "country": "US"}})
-	if !ok {
-		return
-	}
-	t := &cardTx{ID: v.ID, CardID: h.CardID, AccountID: h.AccountID, Authorized: amount, Status: v.Status}
-	if v.Status == "DECLINED" {
-		cw.res.Declined++
-	} else {
-		t.Held = amount
-	}
-	cw.mine = append(cw.mine, t)
-	cw.res.Txs = append(cw.res.Txs, t)
-}
-
-// act clears an open authorization (in full; below it, releasing the rest;
-// or half now and the rest later) or reverses an unsettled one.
-func (cw *cardWorker) act(ctx context.Context, rng *rand.Rand, t *cardTx) {
-	x := rng.Float64()
-	switch {
-	case t.Status == "AUTHORIZED" && x < 0.2:
-		cw.on(ctx, t, "reversal", nil, func() { t.Held = 0 })
-	case t.Status == "AUTHORIZED" && x < 0.45 && t.Held > 1:
-		part := t.Held / 2
-		cw.on(ctx, t, "clearing", map[string]any{"amount": part, "final": false}, func() { t.Held -= part; t.Settled += part })
-	case x < 0.65 && t.Held > 1:
-		part := 1 + rng.Int64N(t.Held-1) // below what is held: the rest is released
-		cw.on(ctx, t, "clearing", map[string]any{"amount": part}, func() { t.Held = 0; t.Settled += part })
-	default:
-		cw.clearAll(ctx, t)
-	}
-}
-
-// clearAll clears what the transaction holds, finally.
-func (cw *cardWorker) clearAll(ctx context.Context, t *cardTx) {
-	held := t.Held
-	cw.on(ctx, t, "clearing", map[string]any{"amount": held}, func() { t.Held = 0; t.Settled += held })
-}
-
-// on sends op on t and, when acknowledged, applies the model's change.
-// An unresolved message leaves t uncertain.
-func (cw *cardWorker) on(ctx context.Context, t *cardTx, op string, body map[string]any, apply func()) {
-	if body == nil {
-		body = map[string]any{}
-	}
-	body["cardTransactionId"] = t.ID
-	u := cw.res.Unresolved
-	v, ok := cw.send(ctx, t.CardID, op, body)
-	if cw.res.Unresolved > u {
-		t.Uncertain = true
-	}
-	if ok {
-		apply()
-		t.Status = v.Status
-	}
-}
-
-func (cw *cardWorker) returnSome(ctx context.Context, t *cardTx, amount int64) {
-	u := cw.res.Unresolved
-	v, ok := cw.send(ctx, t.CardID, "return", map[string]any{"cardTransactionId": t.ID, "amount": amount})
-	if cw.res.Unresolved > u {
-		t.Uncertain = true
-	}
-	if ok {
-		t.Returned += amount
-		t.Returns = append(t.Returns, v.ID)
-	}
-}
-
-// drain clears every open authorization of the worker, so nothing is held
-// when the checks run.
-func (cw *cardWorker) drain(ctx context.Context) {
-	for _, t := range cw.mine {
-		if t.open() && !t.Uncertain {
-			cw.clearAll(ctx, t)
-			cw.res.Drained++
-		}
-	}
-}
-
-// cardMoney is what the model says the card traffic did to the run's USD
-// accounts: settled purchases left them, returns came back, and what is
-// still held. Inexact when some transaction is uncertain.
-func cardMoney(txs []*cardTx) (settled, returned, held int64, uncertain int) {
-	for _, t := range txs {
-		settled += t.Settled
-		returned += t.Returned
-		held += t.Held
-		if t.Uncertain {
-			uncertain++
-		}
-	}
-	return
-}
-
-// compareCardTx compares the model of a purchase with what the API shows;
-// "" when they agree.
-func compareCardTx(t *cardTx, v cardTxView) string {
-	want := t.Status
-	if t.open() && t.Held == 0 && t.Settled > 0 {
-		want = "SETTLED"
-	}
-	switch {
-	case v.ID != t.ID:
-		return fmt.Sprintf("read %q for %s", v.ID, t.ID)
-	case v.CardID != t.CardID:
-		return fmt.Sprintf("%s: card %s, want %s", t.ID, v.CardID, t.CardID)
-	case v.Status != want:
-		return fmt.Sprintf("%s: status %s, want %s", t.ID, v.Status, want)
-	case v.Settled != t.Settled || v.Refunded != t.Returned:
-		return fmt.Sprintf("%s: settled %d refunded %d, want %d and %d", t.ID, v.Settled, v.Refunded, t.Settled, t.Returned)
-	case v.Status != "DECLINED" && v.Authorized < t.Authorized:
-		return fmt.Sprintf("%s: authorized %d, want at least %d", t.ID, v.Authorized, t.Authorized)
-	}
-	return ""
+	err := c.must(ctx, "GET", "/cards/"+cardID, nil, http.StatusOK, &card)
+	return card.Status, err
 }

@@ -6,31 +6,31 @@ import (
 	"net/http"
 )
 
-// withCards adjusts the USD expectation for card traffic: settled purchases
-// left the run's USD accounts, returns came back (cardMoney). Without card
-// traffic it returns es unchanged.
+// withCards adjusts the USD expectation for card traffic: settled
+// purchases left the run's USD accounts, merchant credits and returns that
+// stayed came in (cardMoney). Without card traffic it returns es unchanged.
 func withCards(es []expected, cr *cardResult) []expected {
 	if cr == nil {
 		return es
 	}
-	settled, returned, _, uncertain := cardMoney(cr.Txs)
+	out, in, _, _, uncertain := cardMoney(cr.Txs)
 	for i := range es {
 		if es[i].currency != "USD" {
 			continue
 		}
-		es[i].want += returned - settled
+		es[i].want += in - out
 		if uncertain > 0 || cr.Unresolved > 0 {
-			es[i].note += fmt.Sprintf("; %d card transactions with an unresolved message make this inexact", uncertain)
+			es[i].note += fmt.Sprintf("; %d card transactions uncertain (a message unresolved, or an outcome not as modelled) make this inexact", uncertain)
 		}
 	}
 	return es
 }
 
-// cardAPIChecks reads every card transaction the run made through GET
-// /transactions/{id}: each authorization answered 202 (crash mode: also
-// after the restarts) exists as a CARD transaction of its card with the
-// status, settledAmount and refundedAmount the model expects, and each
-// return is a CREDIT row of the purchase for what the model returned.
+// cardAPIChecks: every outcome the traffic read back was the model's; and,
+// read again now that all card work has settled, every card transaction
+// the run made exists as a CARD transaction of its card with the status,
+// decline reason, direction and amounts the model has, and each return is
+// a row of its purchase, SETTLED or (reversed) VOIDED, for its amount.
 func cardAPIChecks(ctx context.Context, c *client, cr *cardResult) []CheckResult {
 	if cr == nil {
 		return nil
@@ -40,31 +40,30 @@ func cardAPIChecks(ctx context.Context, c *client, cr *cardResult) []CheckResult
 	for _, t := range cr.Txs {
 		v, err := getCardTx(ctx, c, t.ID)
 		if msg := cardTxProblem(t, v, err); msg != "" {
-			bad++
-			ex = msg
+			bad, ex = bad+1, msg
 		}
-		var sum int64
-		for _, id := range t.Returns {
+		for _, r := range t.Returns {
 			returns++
-			r, err := getCardTx(ctx, c, id)
-			switch {
-			case err != nil:
+			v, err := getCardTx(ctx, c, r.ID)
+			if err == nil && t.Uncertain {
+				continue
+			}
+			if err == nil {
+				if msg := returnProblem(t, r, v); msg != "" {
+					err = fmt.Errorf("%s", msg)
+				}
+			}
+			if err != nil {
 				badReturns, exReturn = badReturns+1, err.Error()
-			case r.OriginalTransactionID != t.ID || r.Status != "SETTLED":
-				badReturns, exReturn = badReturns+1, fmt.Sprintf("return %s: original %q status %s", id, r.OriginalTransactionID, r.Status)
-			default:
-				sum += r.Settled
 			}
 		}
-		if !t.Uncertain && sum != t.Returned && badReturns == 0 {
-			badReturns, exReturn = badReturns+1, fmt.Sprintf("%s: returns settle %d, model returned %d", t.ID, sum, t.Returned)
-		}
 	}
-	out := []CheckResult{
-		result(fmt.Sprintf("api: each of %d acknowledged card authorizations present with the model's status, settled and refunded amounts", len(cr.Txs)), bad, ex),
-		result(fmt.Sprintf("api: each of %d acknowledged card returns is a SETTLED row of its purchase, summing to its refundedAmount", returns), badReturns, exReturn),
+	s := cr.summary(len(cr.Cards))
+	return []CheckResult{
+		result(fmt.Sprintf("model: every card message and card change had the outcome the model predicted (%d declines among them)", s.declined()), cr.Mismatches, cr.Mismatch),
+		result(fmt.Sprintf("api: each of %d card transactions shows the model's status, decline reason, direction and amounts", len(cr.Txs)), bad, ex),
+		result(fmt.Sprintf("api: each of %d card returns is a row of its purchase, SETTLED or reversed (VOIDED), for its amount", returns), badReturns, exReturn),
 	}
-	return out
 }
 
 // cardTxProblem compares one read-back purchase with the model ("" when
@@ -102,9 +101,9 @@ func result(name string, bad int, example string) CheckResult {
 
 // cardDBChecks: every balance's pending debits and credits equal its
 // unresolved hold postings; the run's USD accounts hold what the model
-// still holds (nothing once drained); and the database has one CARD row per
-// acknowledged authorization and return (more only for unresolved
-// messages).
+// still holds (nothing once settled); declined card transactions moved no
+// money; and the database has one CARD row per authorization and return
+// the model knows (more only for unresolved messages).
 func (c *dbChecker) cardDBChecks(ctx context.Context, s setupResult, cr *cardResult) []CheckResult {
 	if cr == nil {
 		return nil
@@ -122,29 +121,13 @@ func (c *dbChecker) cardDBChecks(ctx context.Context, s setupResult, cr *cardRes
 		c.platform, c.env, c.platform, c.env)
 	out = append(out, countResult("db: every balance's pending debits and credits equal its open hold postings", n, err, "balances differ from their holds"))
 
-	_, _, held, _ := cardMoney(cr.Txs)
-	var ids []string
-	for _, a := range s.Accounts {
-		ids = append(ids, a.AccountID)
-	}
-	pending, err := c.PendingDebits(ctx, ids)
-	r := CheckResult{Name: fmt.Sprintf("db: the run's USD accounts hold %d cents for cards, as the model says", held)}
-	switch {
-	case err != nil:
-		r.Detail = err.Error()
-	case pending != held:
-		r.Detail = fmt.Sprintf("pending debits %d", pending)
-	default:
-		r.Pass = true
-	}
-	out = append(out, r)
-
+	out = append(out, c.cardHeldCheck(ctx, s, cr), c.declinesMovedNothing(ctx, cr))
 	rows, err := c.count(ctx, `SELECT COUNT(*) FROM transactions WHERE platform_id = ? AND env = ? AND card_id <> ''`, c.platform, c.env)
 	want := int64(len(cr.Txs))
 	for _, t := range cr.Txs {
 		want += int64(len(t.Returns))
 	}
-	r = CheckResult{Name: fmt.Sprintf("db: card transaction rows (%d) == acknowledged authorizations and returns (%d)", rows, want)}
+	r := CheckResult{Name: fmt.Sprintf("db: card transaction rows (%d) == acknowledged authorizations and returns (%d)", rows, want)}
 	switch {
 	case err != nil:
 		r.Detail = err.Error()
@@ -166,4 +149,53 @@ func countResult(name string, n int64, err error, what string) CheckResult {
 		return CheckResult{Name: name, Detail: fmt.Sprintf("%d %s", n, what)}
 	}
 	return CheckResult{Name: name, Pass: true}
+}
+
+// cardHeldCheck: the run's USD accounts' pending debits and credits are
+// what the model's open purchases and merchant credits hold.
+func (c *dbChecker) cardHeldCheck(ctx context.Context, s setupResult, cr *cardResult) CheckResult {
+	_, _, heldOut, heldIn, _ := cardMoney(cr.Txs)
+	var ids []string
+	for _, a := range s.Accounts {
+		ids = append(ids, a.AccountID)
+	}
+	r := CheckResult{Name: fmt.Sprintf("db: the run's USD accounts hold %d cents for purchases and %d for merchant credits, as the model says", heldOut, heldIn)}
+	debits, err := c.PendingDebits(ctx, ids)
+	var credits int64
+	if err == nil {
+		credits, err = c.accountsSum(ctx, ids, "b.pending_credits")
+	}
+	switch {
+	case err != nil:
+		r.Detail = err.Error()
+	case debits != heldOut || credits != heldIn:
+		r.Detail = fmt.Sprintf("pending debits %d, pending credits %d", debits, credits)
+	default:
+		r.Pass = true
+	}
+	return r
+}
+
+// declinesMovedNothing: no ledger transfer names a declined card
+// transaction, and the database has every decline the model saw.
+func (c *dbChecker) declinesMovedNothing(ctx context.Context, cr *cardResult) CheckResult {
+	var want int64
+	for _, t := range cr.Txs {
+		if t.Status == stDeclined {
+			want++
+		}
+	}
+	name := fmt.Sprintf("db: the %d declined card transactions moved no money (no ledger transfer names one)", want)
+	moved, err := c.count(ctx, `SELECT COUNT(*) FROM ledger_transfers l JOIN transactions t ON t.id = l.reference
+		WHERE t.platform_id = ? AND t.env = ? AND t.card_id <> '' AND t.status = 'DECLINED'`, c.platform, c.env)
+	if err != nil || moved != 0 {
+		return countResult(name, moved, err, "ledger transfers of declined card transactions")
+	}
+	n, err := c.count(ctx, `SELECT COUNT(*) FROM transactions WHERE platform_id = ? AND env = ? AND card_id <> '' AND status = 'DECLINED'`,
+		c.platform, c.env)
+	r := countResult(name, 0, err, "")
+	if err == nil && n != want && (n < want || n-want > cr.Unresolved) {
+		r.Pass, r.Detail = false, fmt.Sprintf("%d DECLINED card rows in the database", n)
+	}
+	return r
 }

@@ -31,6 +31,11 @@ type mix struct {
 	// messages instead of transfers (cards.go); FX and Payout stay shares
 	// of the transfers.
 	Cards float64
+	// MaxAmount is the largest ordinary amount (-max-amount): the cards'
+	// limits follow it. CardWait bounds the wait for a card message's
+	// effect to show (-card-wait).
+	MaxAmount int64
+	CardWait  time.Duration
 }
 
 // setupResult is what setup created.
@@ -39,7 +44,7 @@ type setupResult struct {
 	Currency    string
 	TotalFunded int64
 	Fundings    int
-	Cards       []cardHolder // with -cards: the customers with an ACTIVE card
+	Cards       []*benchCard // with -cards: the cards issued at setup, ACTIVE
 }
 
 // stall is a receiver's hiccup: every Every, counted from the receiver's
@@ -150,7 +155,7 @@ func setup(ctx context.Context, c *client, runID, hook string, n, workers int, f
 	}
 	res.Accounts, res.TotalFunded, res.Fundings = accts, int64(n)*fund, n
 	if m.Cards > 0 {
-		cards, err := issueCards(ctx, c, runID, accts, workers)
+		cards, err := issueCards(ctx, c, runID, accts, workers, m.MaxAmount)
 		if err != nil {
 			return res, fmt.Errorf("cards: %w", err)
 		}
@@ -289,10 +294,11 @@ type loadResult struct {
 // With life (deletes during the load), a worker skips senders being retired
 // and receivers already deleted.
 //
-// With holders (-cards), a share m.Cards of the operations are card network
-// messages on their cards (cardWorker.step); at the end each worker clears
-// the authorizations it left open (cardWorker.drain).
-func runLoad(ctx context.Context, clients []*client, runID string, accts []account, holders []cardHolder, workers int, d, grace time.Duration, maxAmount int64, m mix, life *lifecycle) loadResult {
+// With cards (-cards), each worker owns the cards i with i % workers == w,
+// and a share m.Cards of its operations are card network messages and card
+// changes on them (cardWorker.step); at the end each worker clears the
+// authorizations it left open (cardWorker.settle).
+func runLoad(ctx context.Context, clients []*client, runID string, accts []account, cards []*benchCard, workers int, d, grace time.Duration, maxAmount int64, m mix, life *lifecycle) loadResult {
 	var (
 		mu        sync.Mutex
 		res       = loadResult{Errors: map[string]int{}}
@@ -328,7 +334,7 @@ func runLoad(ctx context.Context, clients []*client, runID string, accts []accou
 			}
 		}
 	}()
-	if m.Cards > 0 && len(holders) > 0 {
+	if m.Cards > 0 && len(cards) > 0 {
 		res.Cards = newCardResult()
 	}
 	var wg sync.WaitGroup
@@ -340,7 +346,7 @@ func runLoad(ctx context.Context, clients []*client, runID string, accts []accou
 			c := clients[nodeFor(w, len(clients))]
 			var cw *cardWorker
 			if res.Cards != nil {
-				cw = &cardWorker{c: c, runID: runID, w: w, holders: holders, res: newCardResult()}
+				cw = newCardWorker(c, runID, w, workers, cards, m)
 			}
 			var lat []time.Duration
 			var acks []ack
@@ -355,8 +361,8 @@ func runLoad(ctx context.Context, clients []*client, runID string, accts []accou
 				if !life.usable(i, j) {
 					continue
 				}
-				if cw != nil && rng.Float64() < m.Cards {
-					cw.step(hardCtx, rng, maxAmount)
+				if cw != nil && len(cw.cards) > 0 && rng.Float64() < m.Cards {
+					cw.step(hardCtx, rng)
 					continue
 				}
 				amount := 1 + rng.Int64N(maxAmount)
@@ -402,7 +408,7 @@ func runLoad(ctx context.Context, clients []*client, runID string, accts []accou
 				}
 			}
 			if cw != nil {
-				cw.drain(hardCtx)
+				cw.settle(hardCtx)
 			}
 			mu.Lock()
 			if cw != nil {

@@ -108,7 +108,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.maxAmount, "max-amount", 1000, "transfer amounts are uniform in 1..max-amount (cents)")
 	fs.Float64Var(&o.mix.FX, "fx", 0, "share (0..1) of transfers that are cross-currency: USD to the other customer's EUR account")
 	fs.Float64Var(&o.mix.Payout, "payout", 0, "share (0..1) of transfers that are payouts: USD to the sender's own external bank account (sandbox ACH)")
-	fs.Float64Var(&o.mix.Cards, "cards", 0, "share (0..1) of operations that are sandbox card network messages (authorizations, clearings, reversals, returns) on cards issued at setup to every other customer")
+	fs.Float64Var(&o.mix.Cards, "cards", 0, "share (0..1) of operations that are sandbox card network messages (authorizations of every kind, declines, clearings, expiries, reversals, advices, returns and their reversals) or card changes (freeze, unfreeze, close) on cards issued at setup to every other customer")
+	fs.DurationVar(&o.mix.CardWait, "card-wait", 90*time.Second, "with -cards, how long to wait for a card message to apply (an asynchronous network: its message no longer PENDING; a killed node's claim lasts 30 s) and its effect to show in GET /transactions")
 	fs.DurationVar(&o.settle, "settle", 90*time.Second, "with -payout, how long after the load to wait for the rail to settle every acknowledged payout")
 	fs.DurationVar(&o.hookStall.Every, "hook-stall-every", 0, "the webhook receiver hiccups at this interval (0: never): see -hook-stall")
 	fs.DurationVar(&o.hookStall.For, "hook-stall", 300*time.Millisecond, "with -hook-stall-every, how long each hiccup holds every answer")
@@ -131,6 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.crashEvery > 0 {
 		o.spawn = true
 	}
+	o.mix.MaxAmount = o.maxAmount
 	switch {
 	case o.spawn && o.server != "":
 		return o, errors.New("-server and -spawn exclude each other")
@@ -353,10 +355,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	rep.Errors = lr.Errors
 	rep.Timeline = lr.Timeline
 	if lr.Cards != nil {
-		cs := lr.Cards.summary(len(s.Cards))
+		cs := lr.Cards.summary(len(lr.Cards.Cards))
 		rep.Extra["cards"] = cs
-		logf("cards: %d transactions, messages %v, %d declined, %d unresolved, %d open authorizations cleared at the end",
-			cs.Transactions, cs.Messages, cs.Declined, cs.Unresolved, cs.Drained)
+		logf("cards: %d transactions, messages %v, declined %v, %d unresolved, %d not as modelled, %d open authorizations cleared at the end",
+			cs.Transactions, cs.Messages, cs.Declined, cs.Unresolved, cs.Mismatches, cs.Drained)
 	}
 	if o.deleteEvery > 0 {
 		// The drains are acknowledged transfers of the run: the checks

@@ -152,8 +152,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "payouts (USD to external bank accounts): %d of the acknowledged, %d of them failed or returned by magic amounts\n", r.Payouts, r.PayoutsFailing)
 	}
 	if cs, ok := r.Extra["cards"].(cardSummary); ok {
-		fmt.Fprintf(w, "cards: %d ACTIVE, %d card transactions (%d declined), messages %v, %d unresolved, %d open authorizations cleared after the load; %d cents settled, %d returned\n",
-			cs.Cards, cs.Transactions, cs.Declined, cs.Messages, cs.Unresolved, cs.Drained, cs.Settled, cs.Returned)
+		fmt.Fprintf(w, "cards: %d cards, %d card transactions (%d declined: %v)\n", cs.Cards, cs.Transactions, cs.declined(), cs.Declined)
+		fmt.Fprintf(w, "card messages and changes: %v\n", cs.Messages)
+		fmt.Fprintf(w, "cards: %d retries, %d unresolved, %d outcomes not as modelled, %d open authorizations cleared after the load; %d cents of purchases settled, %d of merchant credits, %d returned\n",
+			cs.Retries, cs.Unresolved, cs.Mismatches, cs.Drained, cs.Settled, cs.Credited, cs.Returned)
 		if len(cs.Refused) > 0 {
 			fmt.Fprintf(w, "card messages refused: %v\n", cs.Refused)
 		}
