@@ -20,6 +20,7 @@ const (
 	settingConfig
 	settingSecrets
 	settingVolumeLimit
+	settingSca
 )
 
 // settingKey names one cached value; a platform's key has no Env.
