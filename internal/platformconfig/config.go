@@ -232,6 +232,16 @@ func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config,
 	}, nil
 }
 
+// WebhookEndpoint returns the webhookEndpoint of a stored configuration
+// (nil when none is set), without the rest of Get's rendering.
+func WebhookEndpoint(row store.PlatformConfig) (*string, error) {
+	var doc document
+	if err := json.Unmarshal(row.Document, &doc); err != nil {
+		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
+	}
+	return doc.WebhookEndpoint, nil
+}
+
 // SkipsVerificationPaperwork reports the tenant's skipVerificationPaperwork
 // setting, read through q (a transaction's querier keeps the read consistent
 // with the change it makes).

@@ -181,22 +181,32 @@ func (q Q) ScaDecisions(ctx context.Context, t Tenant, customerID string, limit 
 }
 
 // ScaSettings returns the tenant's SCA settings document (nil when it has
-// none).
+// none), from memory when it was read recently: every payment from a
+// customer reads it (sca.Service.Settings), and it rarely changes. Callers
+// must not modify the document. Inside a transaction, call it on the Tx
+// (see DailyVolumeLimit).
 func (q Q) ScaSettings(ctx context.Context, t Tenant) ([]byte, error) {
-	var doc string
-	err := q.queryRow(ctx, `SELECT document FROM sca_settings WHERE platform_id = ? AND env = ?`,
-		t.PlatformID, t.Env).Scan(&doc)
-	if err == sql.ErrNoRows {
-		return nil, nil
+	load := func(ctx context.Context) ([]byte, error) {
+		var doc string
+		err := q.queryRow(ctx, `SELECT document FROM sca_settings WHERE platform_id = ? AND env = ?`,
+			t.PlatformID, t.Env).Scan(&doc)
+		if err == sql.ErrNoRows {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, classify(err)
+		}
+		return []byte(doc), nil
 	}
-	if err != nil {
-		return nil, classify(err)
+	if q.settings == nil {
+		return load(ctx)
 	}
-	return []byte(doc), nil
+	return get(ctx, q.settings, settingKey{kind: settingSca, tenant: t}, load)
 }
 
 // PutScaSettings stores the tenant's SCA settings document.
 func (q Q) PutScaSettings(ctx context.Context, t Tenant, doc []byte, at time.Time) error {
+	defer q.changed(settingKey{kind: settingSca, tenant: t})
 	_, err := q.exec(ctx, `INSERT INTO sca_settings (platform_id, env, document, updated_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (platform_id, env) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at`,
 		t.PlatformID, t.Env, string(doc), toMicros(at))

@@ -7,7 +7,7 @@ import (
 )
 
 // settingsTTL is how long a node serves a tenant's settings (platform,
-// configuration, webhook secrets) from memory. A change made through this
+// configuration, webhook secrets, SCA settings) from memory. A change made through this
 // node is seen at once (writes invalidate); one made on another node within
 // this time. Every transfer read them several times: the quote its limits
 // and fees, every webhook delivery the endpoint and the signing secrets.
@@ -20,6 +20,7 @@ const (
 	settingConfig
 	settingSecrets
 	settingVolumeLimit
+	settingSca
 )
 
 // settingKey names one cached value; a platform's key has no Env.

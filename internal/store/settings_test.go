@@ -87,3 +87,47 @@ func TestSettings_WritesThroughThisNodeAreSeenAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// The SCA settings document is served from memory too (every payment from a
+// customer reads it); a write through this node is seen at once, a
+// rolled-back one never.
+func TestSettings_ScaSettingsSeenAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: id.New(id.Platform), Env: store.EnvSandbox}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			return tx.InsertPlatform(ctx, store.Platform{ID: tn.PlatformID, Name: "p", CreatedAt: time.Now().UTC().Truncate(time.Microsecond)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if doc, err := db.Read().ScaSettings(ctx, tn); err != nil || doc != nil {
+			t.Fatalf("none yet: %s %v", doc, err)
+		}
+		put := func(doc string, fail error) error {
+			return db.InBatchTx(ctx, func(tx *store.Tx) error {
+				if err := tx.PutScaSettings(ctx, tn, []byte(doc), time.Now()); err != nil {
+					return err
+				}
+				return fail
+			})
+		}
+		if err := put(`{"v":1}`, nil); err != nil {
+			t.Fatal(err)
+		}
+		if doc, err := db.Read().ScaSettings(ctx, tn); err != nil || string(doc) != `{"v":1}` {
+			t.Fatalf("after a put: %s %v", doc, err)
+		}
+		boom := errors.New("boom")
+		if err := put(`{"v":2}`, boom); !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		if doc, err := db.Read().ScaSettings(ctx, tn); err != nil || string(doc) != `{"v":1}` {
+			t.Fatalf("after a rolled-back put: %s %v", doc, err)
+		}
+		if err := put(`{"v":3}`, nil); err != nil {
+			t.Fatal(err)
+		}
+		if doc, err := db.Read().ScaSettings(ctx, tn); err != nil || string(doc) != `{"v":3}` {
+			t.Fatalf("after a second put: %s %v", doc, err)
+		}
+	})
+}

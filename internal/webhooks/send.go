@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/platformconfig"
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/webhooks/signing"
 )
@@ -46,11 +46,13 @@ func (o outcome) delivered() bool { return o.Status >= 200 && o.Status <= 299 }
 
 // sender signs and sends one event to a tenant's endpoint.
 type sender struct {
-	db     *store.DB
-	log    *slog.Logger
-	config *platformconfig.Service
-	key    *serviceKey
-	guard  *Guard
+	db  *store.DB
+	log *slog.Logger
+	key *serviceKey
+	// endpoints keeps each tenant's endpoint as decoded from its
+	// configuration document (endpoint.go).
+	endpoints endpoints
+	guard     *Guard
 	// open dials any address, strict only those its policy permits; each
 	// keeps its own connections (see newClient).
 	open, strict *http.Client
@@ -64,7 +66,7 @@ var strictDial = policy{publicOnly: true, why: " (private addresses are not allo
 // each receiver (see newClient).
 func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, guard *Guard, rootCAs *x509.CertPool, idlePerHost int) *sender {
 	return &sender{
-		db: db, log: log, config: &platformconfig.Service{DB: db}, key: &serviceKey{db: db}, guard: guard,
+		db: db, log: log, key: &serviceKey{db: db}, guard: guard,
 		open:   newClient(policy{}, timeout, rootCAs, idlePerHost),
 		strict: newClient(strictDial, timeout, rootCAs, idlePerHost),
 	}
@@ -74,11 +76,11 @@ func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, guard *Gua
 // webhook endpoint as configured now.
 func (s *sender) send(ctx context.Context, t store.Tenant, eventID string, body []byte) outcome {
 	o := outcome{At: s.db.Now().UTC()}
-	cfg, err := s.config.Get(ctx, t)
+	endpoint, err := s.endpoints.get(ctx, s.db, t)
 	if err != nil {
 		return s.internal(o, "read the platform configuration", err)
 	}
-	if cfg.WebhookEndpoint == nil || *cfg.WebhookEndpoint == "" {
+	if endpoint == "" {
 		o.NoEndpoint, o.Err = true, "no webhook endpoint is configured"
 		return o
 	}
@@ -90,8 +92,8 @@ func (s *sender) send(ctx context.Context, t store.Tenant, eventID string, body 
 	if pol.publicOnly {
 		client = s.strict
 	}
-	o.URL = redactURL(*cfg.WebhookEndpoint)
-	u, err := pol.checkURL(ctx, *cfg.WebhookEndpoint)
+	o.URL = redactURL(endpoint)
+	u, err := pol.checkURL(ctx, endpoint)
 	if err != nil {
 		o.Err = err.Error()
 		return o
@@ -153,7 +155,7 @@ func (s *sender) signedRequest(ctx context.Context, t store.Tenant, u *url.URL, 
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(string(body)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
