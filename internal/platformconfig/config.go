@@ -71,6 +71,9 @@ type CardConfigs struct {
 	MaxSpendPerTransaction *int64  `json:"maxSpendPerTransaction"`
 	MaxSpendPerDay         *int64  `json:"maxSpendPerDay"`
 	MaxTransactionsPerDay  *int64  `json:"maxTransactionsPerDay"`
+	// AgentBlockedMccs are merchant categories every card an agent issues
+	// blocks, on top of the agent defaults (cards.AgentDefaultBlockedMCCs).
+	AgentBlockedMccs *[]string `json:"agentBlockedMccs,omitempty"`
 }
 
 // Tokenization2FA brands the codes sent when a card is added to a digital wallet.
