@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"crypto/rand"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/paymentsd/paymentsd/internal/wallets"
@@ -29,7 +31,10 @@ func (e *env) agDelegate(t *testing.T, customerID, agentID string) string {
 // delegated key on the customer's wallet.
 func (e *env) agCardFixture(t *testing.T, funds int64, policy cobj, withKey bool) (a *agentClient, agentID, cust, usd string) {
 	t.Helper()
-	cust, usd = e.cdSetup(t)
+	e.cdFast()
+	e.acSupport(t, "USD", "EUR")
+	e.custSkipPaperwork(t, true)
+	cust, usd = e.agCardCustomer(t, "Test User")
 	if funds > 0 {
 		e.acFund(t, usd, funds)
 	}
@@ -40,6 +45,17 @@ func (e *env) agCardFixture(t *testing.T, funds int64, policy cobj, withKey bool
 		e.agDelegate(t, cust, agentID)
 	}
 	return a, agentID, cust, usd
+}
+
+// agCardCustomer makes a customer named name (sandbox KYC by its suffix)
+// with an email of its own (a wallet's EMAIL_OTP is unique) and returns it
+// with its USD account.
+func (e *env) agCardCustomer(t *testing.T, name string) (string, string) {
+	t.Helper()
+	body := custIndividual(name)
+	body["email"] = "buyer-" + strings.ToLower(rand.Text()[:10]) + "@example.com"
+	id := e.custCreate(t, body)["id"].(string)
+	return id, e.acAccount(t, id, "USD")["id"].(string)
 }
 
 // agCardBody is a purchase card request.
