@@ -431,3 +431,30 @@ func TestAgents_CardRevealAudited_R_AGENT_43(t *testing.T) {
 		}
 	})
 }
+
+// R-AGENT-38: the agent's delegated key is what makes a card funded by the
+// customer's embedded wallet usable: issued from the wallet it becomes
+// ACTIVE and pays from it; once the key is revoked the card waits for
+// delegation (PENDING_AUTH) and no new card is issued.
+func TestAgents_WalletFundedPurchaseCardUsesTheAgentKey_R_AGENT_38(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		a, agentID, cust, _ := e.agCardFixture(t, 0, agPolicy(50_000, 20_000, 1_000_000, agCardPerms...), false)
+		keyID := e.agDelegate(t, cust, agentID)
+		wallet := e.wlWallet(t, cust)["id"].(string)
+		e.acFund(t, wallet, 50_000_000)
+		id := a.agCardActive(t, "SINGLE_USE", 2_000, wallet)
+		x := e.cdAuth(t, id, 1_500)
+		if x["status"] != "AUTHORIZED" {
+			t.Fatalf("wallet-funded agent card authorization %v", x)
+		}
+		if b := e.cdBalance(t, wallet); b.Available != 50_000_000-15_000_000 { // 15.00 USD held in USDB units
+			t.Fatalf("wallet balance %+v", b)
+		}
+		expect(t, e.do("DELETE", "/auth/delegated-keys/"+keyID, nil), http.StatusNoContent, "")
+		c := a.agCardGet(t, id)["card"].(map[string]any)
+		if c["status"] != "PENDING_AUTH" || c["statusReason"] != "DELEGATION_REQUIRED" {
+			t.Fatalf("after the agent key's revocation the card is %v (%v)", c["status"], c["statusReason"])
+		}
+		expect(t, a.do("POST", "/agents/me/cards", agCardBody("SINGLE_USE", 1_000, wallet)), http.StatusConflict, "AGENT_DELEGATED_KEY_REQUIRED")
+	})
+}
