@@ -281,7 +281,7 @@ func (s *Service) cardView(ctx context.Context, q store.Q, row store.Card) (Card
 	if err != nil {
 		return Card{}, err
 	}
-	blocked, err := s.Cards.EffectiveBlocked(ctx, row)
+	blocked, err := s.Cards.EffectiveBlocked(ctx, q, row)
 	if err != nil {
 		return Card{}, err
 	}

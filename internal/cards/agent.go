@@ -212,7 +212,7 @@ func (s *Service) agentRules(ctx context.Context, tx *store.Tx, c store.Card, r 
 	if c.AgentID == "" {
 		return "", nil
 	}
-	platform, err := s.platformAgentBlocks(ctx, c.Tenant)
+	platform, err := platformconfig.AgentBlockedMccs(ctx, tx.Q, c.Tenant)
 	if err != nil {
 		return "", err
 	}
@@ -244,18 +244,10 @@ func (s *Service) closeSpent(ctx context.Context, tx *store.Tx, t store.Tenant, 
 	return err
 }
 
-// platformAgentBlocks is the tenant's cardConfigs.agentBlockedMccs.
-func (s *Service) platformAgentBlocks(ctx context.Context, t store.Tenant) ([]string, error) {
-	cfg, err := (&platformconfig.Service{DB: s.DB}).Get(ctx, t)
-	if err != nil || cfg.CardConfigs.AgentBlockedMccs == nil {
-		return nil, err
-	}
-	return *cfg.CardConfigs.AgentBlockedMccs, nil
-}
-
-// EffectiveBlocked is a card's effective MCC blocks as its tenant stands.
-func (s *Service) EffectiveBlocked(ctx context.Context, c store.Card) ([]string, error) {
-	platform, err := s.platformAgentBlocks(ctx, c.Tenant)
+// EffectiveBlocked is a card's effective MCC blocks as its tenant stands,
+// read through q.
+func (s *Service) EffectiveBlocked(ctx context.Context, q store.Q, c store.Card) ([]string, error) {
+	platform, err := platformconfig.AgentBlockedMccs(ctx, q, c.Tenant)
 	if err != nil {
 		return nil, err
 	}

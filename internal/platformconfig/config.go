@@ -249,3 +249,24 @@ func SkipsVerificationPaperwork(ctx context.Context, q store.Q, t store.Tenant) 
 	}
 	return doc.SkipVerificationPaperwork, nil
 }
+
+// AgentBlockedMccs reports the tenant's cardConfigs.agentBlockedMccs, read
+// through q (inside a transaction, without a second connection); no
+// configuration is none.
+func AgentBlockedMccs(ctx context.Context, q store.Q, t store.Tenant) ([]string, error) {
+	row, err := q.GetPlatformConfig(ctx, t, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc document
+	if err := json.Unmarshal(row.Document, &doc); err != nil {
+		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
+	}
+	if doc.CardConfigs.AgentBlockedMccs == nil {
+		return nil, nil
+	}
+	return *doc.CardConfigs.AgentBlockedMccs, nil
+}
