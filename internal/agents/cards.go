@@ -244,7 +244,8 @@ func (s *Service) submitCardForApproval(ctx context.Context, row store.AgentActi
 
 // approveCard issues an approved PURCHASE_CARD action's card with the
 // action moving to APPROVED in one transaction, counting its amount against
-// the policy as it stands now. Past its five minutes it fails EXPIRED.
+// the policy and checking the preconditions as they stand now (a refusal
+// fails the action with its code). Past its five minutes it fails EXPIRED.
 func (s *Service) approveCard(ctx context.Context, c Caller, a store.AgentAction) error {
 	if a.ExpiresAt != nil && !s.DB.Now().Before(*a.ExpiresAt) {
 		return apierr.New(FailExpired, "The purchase-card action expired before it was approved")
@@ -261,6 +262,10 @@ func (s *Service) approveCard(ctx context.Context, c Caller, a store.AgentAction
 		if cur.Status != StatusPendingApproval {
 			_, err := next(cur.Status, evApprove)
 			return &decidedError{err: err}
+		}
+		// The preconditions as they stand now: the key may have been revoked.
+		if err := s.checkIssue(ctx, tx.Q, c, d.PurchaseCard); err != nil {
+			return err
 		}
 		if err := addUsage(ctx, tx, c, cur.Amount); err != nil {
 			return err

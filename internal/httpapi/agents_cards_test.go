@@ -458,3 +458,26 @@ func TestAgents_WalletFundedPurchaseCardUsesTheAgentKey_R_AGENT_38(t *testing.T)
 		expect(t, a.do("POST", "/agents/me/cards", agCardBody("SINGLE_USE", 1_000, wallet)), http.StatusConflict, "AGENT_DELEGATED_KEY_REQUIRED")
 	})
 }
+
+// R-AGENT-39, R-AGENT-38: the preconditions hold at approval too: an action
+// approved after the agent's key was revoked fails with
+// AGENT_DELEGATED_KEY_REQUIRED and issues nothing.
+func TestAgents_PurchaseCardApprovalRechecksTheKey_R_AGENT_39(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		a, agentID, cust, usd := e.agCardFixture(t, 0, agPolicy(5000, 20_000, 1_000_000, agCardPerms...), false)
+		keyID := e.agDelegate(t, cust, agentID)
+		act := a.must(t, http.StatusAccepted, "POST", "/agents/me/cards", agCardBody("MERCHANT_LOCKED", 6_000, usd))
+		expect(t, e.do("DELETE", "/auth/delegated-keys/"+keyID, nil), http.StatusNoContent, "")
+		r := e.do("POST", "/agents/"+agentID+"/actions/"+str(act, "id")+"/approve", nil)
+		expect(t, r, http.StatusOK, "")
+		if got := r.JSON(t); got["status"] != "FAILED" || got["failureReason"] != "AGENT_DELEGATED_KEY_REQUIRED" || got["card"] != nil {
+			t.Fatalf("approval without a key: %v", got)
+		}
+		if l := a.must(t, http.StatusOK, "GET", "/agents/me/cards", nil); l["totalCount"] != float64(0) {
+			t.Fatalf("a failed approval issued a card: %v", l)
+		}
+		if me := a.must(t, http.StatusOK, "GET", "/agents/me", nil); me["usage"].(map[string]any)["dailySpend"] != float64(0) {
+			t.Fatalf("a failed approval counted: %v", me["usage"])
+		}
+	})
+}
