@@ -183,8 +183,18 @@ func (s *Service) IssueCard(ctx context.Context, c Caller, req CardRequest) (*Ca
 		a, err := s.renderAction(ctx, s.DB.Read(), row)
 		return nil, &a, err
 	}
+	out, err := s.issueNow(ctx, c, row, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, nil, nil
+}
+
+// issueNow issues the card with the action APPROVED in one transaction; the
+// amount counts against the policy in it too, so a refusal issues nothing.
+func (s *Service) issueNow(ctx context.Context, c Caller, row store.AgentAction, p PurchaseCard) (Card, error) {
 	var out Card
-	err = s.DB.InTx(ctx, func(tx *store.Tx) error {
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
 		if err := addUsage(ctx, tx, c, row.Amount); err != nil {
 			return err
 		}
@@ -204,10 +214,7 @@ func (s *Service) IssueCard(ctx context.Context, c Caller, req CardRequest) (*Ca
 		out, err = s.cardView(ctx, tx.Q, card)
 		return err
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, nil, nil
+	return out, err
 }
 
 // issueInTx issues the card in tx and records it on the action's details.
