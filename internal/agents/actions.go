@@ -96,6 +96,8 @@ type Action struct {
 	ExpiresAt          *time.Time                `json:"expiresAt,omitempty"`
 	Quote              *quotes.Quote             `json:"quote,omitempty"`
 	TransferDetails    *TransferDetails          `json:"transferDetails,omitempty"`
+	PurchaseCard       *PurchaseCard             `json:"purchaseCard,omitempty"`
+	Card               *Card                     `json:"card,omitempty"`
 	Transaction        *transactions.Transaction `json:"transaction,omitempty"`
 	RejectionReason    string                    `json:"rejectionReason,omitempty"`
 	FailureReason      string                    `json:"failureReason,omitempty"`
@@ -123,7 +125,11 @@ func (s *Service) renderAction(ctx context.Context, q store.Q, a store.AgentActi
 		}
 		out.Quote = &qt
 	}
-	if a.Type != TypeExecuteQuote {
+	if a.Type == TypePurchaseCard {
+		if err := s.purchaseOf(ctx, q, a, &out); err != nil {
+			return Action{}, err
+		}
+	} else if a.Type != TypeExecuteQuote {
 		var d TransferDetails
 		if err := json.Unmarshal(a.Details, &d); err != nil {
 			return Action{}, err
@@ -339,7 +345,8 @@ func (e *decidedError) Error() string { return e.err.Error() }
 func (e *decidedError) Unwrap() error { return e.err }
 
 // ExpireDue fails up to limit PENDING_APPROVAL actions of any tenant whose
-// expiresAt has passed (quote actions with their quote, R-AGENT-16) and
+// expiresAt has passed (quote actions with their quote, R-AGENT-16;
+// purchase-card actions five minutes after creation, R-AGENT-15) and
 // reports how many. Safe on several nodes (each is re-read under lock).
 func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 	due, err := s.DB.Read().DueAgentActions(ctx, s.DB.Now(), limit)
@@ -355,6 +362,9 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 			}
 			_, err = s.decide(ctx, tx, a.Tenant, a.AgentID, a.ID, evExpire, func(x *store.AgentAction) {
 				x.FailureReason = FailQuoteExpired
+				if x.Type == TypePurchaseCard {
+					x.FailureReason = FailExpired // R-AGENT-15: five minutes passed
+				}
 			})
 			return err
 		})

@@ -273,6 +273,8 @@ func (s *Service) executeNow(ctx context.Context, c Caller, row store.AgentActio
 func (s *Service) executeApproved(ctx context.Context, c Caller, a store.AgentAction) error {
 	switch a.Type {
 	case TypeExecuteQuote, TypeTransferOut, TypeTransferIn:
+	case TypePurchaseCard:
+		return s.approveCard(ctx, c, a)
 	default:
 		return errors.New("agents: unknown action type " + a.Type)
 	}

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
+	"github.com/paymentsd/paymentsd/internal/cards"
 	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/quotes"
 	"github.com/paymentsd/paymentsd/internal/ratelimit"
@@ -41,6 +42,8 @@ type Service struct {
 	DB     *store.DB
 	Quotes *quotes.Service
 	Signer Signer
+	// Cards issues and runs agents' purchase cards (R-AGENT-37..43).
+	Cards *cards.Service
 	// Convert converts an amount between currencies at the current rate,
 	// rounding up (amounts are compared against limits).
 	Convert func(ctx context.Context, env string, amount int64, from, to string) (int64, error)

@@ -66,7 +66,26 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ct *cardTx, event stri
 	if err := tx.UpdateTransaction(ctx, ct.row); err != nil {
 		return err
 	}
-	return emitTx(ctx, tx, ct.row)
+	if err := emitTx(ctx, tx, ct.row); err != nil {
+		return err
+	}
+	return s.afterPurchase(ctx, tx, ct.row, ct.d, event)
+}
+
+// afterPurchase closes an agent's SINGLE_USE card once its purchase has
+// cleared (final clearing, a clearing short of funds, a single-message
+// purchase, or what a partial clearing left released).
+func (s *Service) afterPurchase(ctx context.Context, tx *store.Tx, row store.Transaction, d transactions.CardDetails, event string) error {
+	if row.Direction != transactions.Debit || row.CardID == "" {
+		return nil
+	}
+	switch {
+	case event == EvClearedFinal, event == EvClearingShort, event == EvSettledAtOnce:
+	case event == EvReleased && d.SettledAmount > 0:
+	default:
+		return nil
+	}
+	return s.closeSpent(ctx, tx, row.Tenant, row.CardID)
 }
 
 func emitTx(ctx context.Context, tx *store.Tx, row store.Transaction) error {
@@ -113,7 +132,10 @@ func (s *Service) create(ctx context.Context, tx *store.Tx, c store.Card, acct s
 	if err != nil {
 		return store.Transaction{}, err
 	}
-	return row, emitTx(ctx, tx, row)
+	if err := emitTx(ctx, tx, row); err != nil {
+		return row, err
+	}
+	return row, s.afterPurchase(ctx, tx, row, d, event)
 }
 
 // legs are the two ledger accounts of a card's money: the funding account

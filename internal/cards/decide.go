@@ -39,6 +39,9 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, c store.Card, r auth
 	if blockedMCC(c, r.merchant.Mcc) {
 		return DeclineBlocked, nil
 	}
+	if reason, err := s.agentRules(ctx, tx, c, r); err != nil || reason != "" {
+		return reason, err
+	}
 	if over, err := s.overLimits(ctx, tx, c, r.amount, true); err != nil || over {
 		if over {
 			return DeclineSpendLimit, nil

@@ -55,10 +55,15 @@ func (d Delegation) Revoked(ctx context.Context, tx *store.Tx, key store.Delegat
 }
 
 func (d Delegation) follow(ctx context.Context, tx *store.Tx, key store.DelegatedKey) error {
-	if key.CardID == "" || key.FundingSourceID == "" {
-		return nil
+	var cards []store.Card
+	var err error
+	switch {
+	case key.AgentID != "":
+		// An agent's key funds the agent's purchase cards on the wallet.
+		cards, err = tx.CardsOfAgentWallet(ctx, key.Tenant, key.AgentID, key.AccountID)
+	case key.CardID != "" && key.FundingSourceID != "":
+		cards, err = tx.CardsOfBinding(ctx, key.Tenant, key.FundingSourceID)
 	}
-	cards, err := tx.CardsOfBinding(ctx, key.Tenant, key.FundingSourceID)
 	if err != nil {
 		return err
 	}

@@ -179,12 +179,19 @@ func fundingUsable(ctx context.Context, q store.Q, t store.Tenant, c store.Card)
 	if a.Type != accountEmbeddedWallet {
 		return true, nil
 	}
-	keys, err := q.ListDelegatedKeys(ctx, t, a.ID, c.FundingBindingID)
+	binding := c.FundingBindingID
+	if c.AgentID != "" {
+		binding = "" // agent keys have no card binding
+	}
+	keys, err := q.ListDelegatedKeys(ctx, t, a.ID, binding)
 	if err != nil {
 		return false, err
 	}
 	for _, k := range keys {
-		if k.CardID == c.ID && k.Status == delegatedKeyActive {
+		// A card's own key, or for an agent's card the agent's key on the
+		// wallet.
+		mine := k.CardID == c.ID || (c.AgentID != "" && k.AgentID == c.AgentID && k.AccountID == a.ID)
+		if mine && k.Status == delegatedKeyActive {
 			return true, nil
 		}
 	}

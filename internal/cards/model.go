@@ -36,6 +36,7 @@ const (
 	ReasonDelegationRequired = "DELEGATION_REQUIRED"
 	ReasonIssuerRejected     = "ISSUER_REJECTED"
 	ReasonClosedByPlatform   = "CLOSED_BY_PLATFORM"
+	ReasonSingleUseSpent     = "SINGLE_USE_SPENT"
 )
 
 // FormVirtual is the one card form issued.
@@ -66,6 +67,7 @@ type Card struct {
 	CardCapabilities       Capabilities `json:"cardCapabilities"`
 	AllowedMccs            []string     `json:"allowedMccs"`
 	BlockedMccs            []string     `json:"blockedMccs"`
+	AgentID                string       `json:"agentId,omitempty"`
 	DefaultMccBlocksLifted bool         `json:"defaultMccBlocksLifted"`
 	CreatedAt              time.Time    `json:"createdAt"`
 	UpdatedAt              time.Time    `json:"updatedAt"`

@@ -90,6 +90,9 @@ func (s *Service) approve(ctx context.Context, tx *store.Tx, c store.Card, l leg
 		if err := s.spend(ctx, tx, c, amount, true); err != nil {
 			return store.Transaction{}, err
 		}
+		if err := lockMerchant(ctx, tx, &c, d.Merchant.Descriptor); err != nil {
+			return store.Transaction{}, err
+		}
 	}
 	if single {
 		d.SettledAmount, d.Clearings = amount, 1

@@ -69,7 +69,7 @@ func (s *Service) render(ctx context.Context, q store.Q, c store.Card) (Card, er
 		MaxTransactionsPerDay: c.MaxTransactionsPerDay, PlatformCardID: c.PlatformCardID, Brand: c.Brand,
 		Last4: c.Last4, ExpMonth: c.ExpMonth, ExpYear: c.ExpYear, Currency: c.Currency, ProcessorRef: c.ProcessorRef,
 		IssuerRef: c.IssuerRef, CardCapabilities: p.Capabilities, AllowedMccs: c.AllowedMCCs, BlockedMccs: c.BlockedMCCs,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		AgentID: c.AgentID, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if c.StatusReason != "" {
 		out.StatusReason = &c.StatusReason
 	}

@@ -11,6 +11,7 @@ const (
 	TriggerRequestClosed         = "PATCH status CLOSED"
 	TriggerDelegationLost        = "funding without an active delegated key"
 	TriggerDelegationRestored    = "funding usable again"
+	TriggerSingleUseSpent        = "an agent's SINGLE_USE card settles its one purchase"
 )
 
 // Transition is one row of the card status machine.
@@ -36,6 +37,11 @@ var Transitions = []Transition{
 	{From: StatusFrozen, Trigger: TriggerRequestClosed, To: StatusClosed, Reason: ReasonClosedByPlatform},
 	{From: StatusActive, Trigger: TriggerDelegationLost, To: StatusPendingAuth, Reason: ReasonDelegationRequired},
 	{From: StatusPendingAuth, Trigger: TriggerDelegationRestored, To: StatusActive, NeedsUsableFunding: true},
+	// An agent's SINGLE_USE purchase card closes once its one purchase
+	// clears (R-AGENT-37); its funding stays bound for returns.
+	{From: StatusActive, Trigger: TriggerSingleUseSpent, To: StatusClosed, Reason: ReasonSingleUseSpent},
+	{From: StatusFrozen, Trigger: TriggerSingleUseSpent, To: StatusClosed, Reason: ReasonSingleUseSpent},
+	{From: StatusPendingAuth, Trigger: TriggerSingleUseSpent, To: StatusClosed, Reason: ReasonSingleUseSpent},
 }
 
 // requestTriggers maps a requested status to its trigger. PENDING_AUTH,

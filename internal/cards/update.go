@@ -143,6 +143,15 @@ func (s *Service) requestStatus(ctx context.Context, tx *store.Tx, c *store.Card
 		if err := s.reconcileOnClose(ctx, tx, *c); err != nil {
 			return err
 		}
+		// Settling what was open may have closed a SINGLE_USE card already.
+		cur, err := tx.GetCard(ctx, c.Tenant, c.ID, true)
+		if err != nil {
+			return err
+		}
+		if cur.Status == StatusClosed {
+			*c = cur
+			return nil
+		}
 	}
 	_, err := s.move(ctx, tx, c, trigger)
 	return err

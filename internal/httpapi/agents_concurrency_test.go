@@ -94,3 +94,34 @@ func TestAgents_ConcurrentApprovalsExecuteOnce_R_AGENT_20(t *testing.T) {
 		}
 	})
 }
+
+// Purchase cards count against the policy like payments, atomically:
+// twelve concurrent issuances of USD 10.00 under a daily limit of USD 50.00
+// issue exactly five cards, on SQLite and PostgreSQL.
+func TestAgents_ConcurrentCardIssuancesNeverPassTheDailyLimit(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		a, _, _, usd := e.agCardFixture(t, 0, agPolicy(1_000_000, 1_000, 5_000, agCardPerms...), true)
+		const n = 12
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Go(func() { statuses[i] = a.do("POST", "/agents/me/cards", agCardBody("SINGLE_USE", 1_000, usd)).Status })
+		}
+		wg.Wait()
+		issued := 0
+		for i, st := range statuses {
+			switch st {
+			case http.StatusCreated:
+				issued++
+			case http.StatusForbidden:
+			default:
+				t.Errorf("issuance %d: status %d", i, st)
+			}
+		}
+		list := a.must(t, http.StatusOK, "GET", "/agents/me/cards", nil)
+		usage := a.must(t, http.StatusOK, "GET", "/agents/me", nil)["usage"].(map[string]any)
+		if issued != 5 || list["totalCount"] != float64(5) || usage["dailySpend"] != float64(5_000) {
+			t.Fatalf("%d issued, %v listed, usage %v under a daily limit that allows 5", issued, list["totalCount"], usage)
+		}
+	})
+}

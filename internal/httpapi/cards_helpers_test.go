@@ -161,3 +161,19 @@ func (e *env) cdFixtureCard(t *testing.T, customerID, accountID, status string) 
 	}
 	return c.ID
 }
+
+// cdAgentFixtureCard stores an agent's purchase card of kind, like
+// cdFixtureCard (to walk the transitions of agents' cards).
+func (e *env) cdAgentFixtureCard(t *testing.T, customerID, accountID, status, kind string) string {
+	t.Helper()
+	ctx := context.Background()
+	now := e.db.Now().UTC().Truncate(time.Microsecond)
+	c := store.Card{ID: id.New(id.Card), Tenant: e.acTenant(), CustomerID: customerID, PlatformCardID: "agent-fixture",
+		Status: status, Form: "VIRTUAL", Brand: "VISA", Currency: "USD", FundingSource: accountID,
+		FundingBindingID: id.New(id.CardFundingSource), Last4: "4242", ExpMonth: 11, ExpYear: 2029,
+		AllowedMCCs: []string{}, BlockedMCCs: []string{}, AgentID: "Agent:fixture", AgentKind: kind, CreatedAt: now, UpdatedAt: now}
+	if err := e.db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertCard(ctx, c, "4242424242424242") }); err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}

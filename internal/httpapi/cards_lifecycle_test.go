@@ -91,6 +91,14 @@ func (e *env) cdWalk(t *testing.T, tr cards.Transition, cust, usd, wallet string
 		c := e.cdActive(t, cust, usd)["id"].(string)
 		expect(t, e.cdPatch(c, cobj{"fundingSource": wallet}), http.StatusOK, "")
 		return c
+	case cards.TriggerSingleUseSpent:
+		// An agent's SINGLE_USE card whose one purchase clears.
+		c := e.cdAgentFixtureCard(t, cust, usd, cards.StatusActive, cards.AgentSingleUse)
+		e.acFund(t, usd, 1_000)
+		x := e.cdAuth(t, c, 1_000)
+		e.cdSetStatus(t, c, tr.From)
+		e.cdOn(t, c, "clearing", x["id"].(string), "amount", 1_000)
+		return c
 	case cards.TriggerDelegationRestored:
 		c := e.cdCard(t, cust, wallet)["id"].(string)
 		e.cdWait(t, c, cards.StatusPendingAuth)

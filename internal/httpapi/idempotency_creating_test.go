@@ -79,6 +79,8 @@ var postActions = map[string]string{
 	"POST /agents/me/transfer-in":                       "agent credential (see above); each is a new action on a new quote, refused or counted by the policy",
 	"POST /agents/me/kyc-link":                          "agent credential (see above); each call issues a fresh hosted link for the same customer, moving nothing",
 	"POST /agents/me/deposits":                          "agent credential (see above); each call makes a new target, and only paying one moves money",
+	"POST /agents/me/cards":                             "agent credential (see above); each call is a new card counted against the policy's limits like a payment",
+	"POST /agents/me/cards/{cardId}/reveal":             "mints a single-use link, a bearer secret that must not be stored for a replay (audited per call)",
 	"POST /sandbox/agents/deposits/{depositId}/pay":     "a transition of an existing deposit: only a PENDING one is paid, so a repeat credits nothing",
 	"POST /agents/me/verifications":                     "agent credential (see above); submits the agent's one customer, whose status decides the answer (final: 400)",
 }

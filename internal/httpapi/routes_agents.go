@@ -28,7 +28,7 @@ func init() { routeGroups = append(routeGroups, (*Server).agentRoutes) }
 // agentRoutes: agents, their policies, installation and approvals with
 // platform credentials (R-AGENT-01..22), and the agent's own API under
 // `Authorization: Bearer` (R-AUTH-07, R-AUTH-08, R-AGENT-24..36). Purchase
-// cards (/agents/me/cards) are not served here.
+// cards (/agents/me/cards) are in routes_agents_cards.go.
 func (s *Server) agentRoutes() {
 	h := &agentHandlers{s: s, svc: s.agentService()}
 	s.handle(route{pattern: "POST /agents", need: auth.NeedWrite, idempotent: true, storedBody: withoutDeviceCode, h: h.create})
@@ -56,6 +56,7 @@ func (s *Server) agentService() *agents.Service {
 	fresh := agents.New(s.db, s.quoteService(), s.walletService(), s.log)
 	fresh.Convert = s.convertAmount
 	fresh.External = s.chainAccount
+	fresh.Cards = s.CardService()
 	svc, _ := agentServices.LoadOrStore(s, fresh)
 	return svc.(*agents.Service)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/carddata"
 	"github.com/paymentsd/paymentsd/internal/cards"
+	"github.com/paymentsd/paymentsd/internal/store"
 )
 
 func init() { routeGroups = append(routeGroups, (*Server).cardDataRoutes) }
@@ -156,26 +157,36 @@ func (h *cardDataHandlers) reveal(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if !c.CardCapabilities.SupportsPanReveal {
-		return apierr.InvalidInput("Reveal is not available for this card: its cardCapabilities.supportsPanReveal is false")
-	}
-	if err := usable(c, "reveal", revealStatuses...); err != nil {
+	u, expires, err := h.mintReveal(r, principal(r).Tenant, c, req.CSSURL)
+	if err != nil {
 		return err
 	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{"panEmbedUrl": u, "expiresAt": expires})
+	return nil
+}
+
+// mintReveal mints the hosted reveal page's signed single-use URL for a
+// card that supports reveal and is in a status that allows it, with the
+// given stylesheet or the platform's.
+func (h *cardDataHandlers) mintReveal(r *http.Request, t store.Tenant, c cards.Card, cssURL *string) (string, time.Time, error) {
+	if !c.CardCapabilities.SupportsPanReveal {
+		return "", time.Time{}, apierr.InvalidInput("Reveal is not available for this card: its cardCapabilities.supportsPanReveal is false")
+	}
+	if err := usable(c, "reveal", revealStatuses...); err != nil {
+		return "", time.Time{}, err
+	}
 	css := ""
-	if req.CSSURL != nil {
-		css = *req.CSSURL
-	} else if cfg, err := h.s.config.Get(r.Context(), principal(r).Tenant); err == nil && cfg.CardConfigs.PanRevealCssUrl != nil {
+	if cssURL != nil {
+		css = *cssURL
+	} else if cfg, err := h.s.config.Get(r.Context(), t); err == nil && cfg.CardConfigs.PanRevealCssUrl != nil {
 		css = *cfg.CardConfigs.PanRevealCssUrl
 	}
-	tok, claims, err := h.data.MintReveal(r.Context(), principal(r).Tenant, c.ID, css)
+	tok, claims, err := h.data.MintReveal(r.Context(), t, c.ID, css)
 	if err != nil {
-		return cardError(err)
+		return "", time.Time{}, cardError(err)
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]any{"panEmbedUrl": h.publicURL(r) + cardRevealPage + "?t=" + url.QueryEscape(tok),
-		"expiresAt": claims.ExpiresAt()})
-	return nil
+	return h.publicURL(r) + cardRevealPage + "?t=" + url.QueryEscape(tok), claims.ExpiresAt(), nil
 }
 
 // pinEntryURL mints a PIN page URL (R-CARD-43, R-CARD-44).

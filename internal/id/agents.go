@@ -6,3 +6,6 @@ const AgentAction = "AgentAction"
 
 // AgentDeposit prefixes agent deposits (R-AGENT-35).
 const AgentDeposit = "AgentDeposit"
+
+// AgentCardAudit prefixes audit entries of agents' card data (R-AGENT-43).
+const AgentCardAudit = "AgentCardAudit"

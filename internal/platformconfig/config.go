@@ -71,6 +71,9 @@ type CardConfigs struct {
 	MaxSpendPerTransaction *int64  `json:"maxSpendPerTransaction"`
 	MaxSpendPerDay         *int64  `json:"maxSpendPerDay"`
 	MaxTransactionsPerDay  *int64  `json:"maxTransactionsPerDay"`
+	// AgentBlockedMccs are merchant categories every card an agent issues
+	// blocks, on top of the agent defaults (cards.AgentDefaultBlockedMCCs).
+	AgentBlockedMccs *[]string `json:"agentBlockedMccs,omitempty"`
 }
 
 // Tokenization2FA brands the codes sent when a card is added to a digital wallet.
@@ -255,4 +258,25 @@ func SkipsVerificationPaperwork(ctx context.Context, q store.Q, t store.Tenant) 
 		return false, fmt.Errorf("platformconfig: stored document: %w", err)
 	}
 	return doc.SkipVerificationPaperwork, nil
+}
+
+// AgentBlockedMccs reports the tenant's cardConfigs.agentBlockedMccs, read
+// through q (inside a transaction, without a second connection); no
+// configuration is none.
+func AgentBlockedMccs(ctx context.Context, q store.Q, t store.Tenant) ([]string, error) {
+	row, err := q.GetPlatformConfig(ctx, t, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc document
+	if err := json.Unmarshal(row.Document, &doc); err != nil {
+		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
+	}
+	if doc.CardConfigs.AgentBlockedMccs == nil {
+		return nil, nil
+	}
+	return *doc.CardConfigs.AgentBlockedMccs, nil
 }

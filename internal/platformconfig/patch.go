@@ -53,11 +53,12 @@ type FixedFeeInput struct {
 
 // CardConfigsPatch changes card settings field by field.
 type CardConfigsPatch struct {
-	PinTargetOrigin        jsonx.Optional[string] `json:"pinTargetOrigin"`
-	PanRevealCssUrl        jsonx.Optional[string] `json:"panRevealCssUrl"`
-	MaxSpendPerTransaction jsonx.Optional[int64]  `json:"maxSpendPerTransaction"`
-	MaxSpendPerDay         jsonx.Optional[int64]  `json:"maxSpendPerDay"`
-	MaxTransactionsPerDay  jsonx.Optional[int64]  `json:"maxTransactionsPerDay"`
+	PinTargetOrigin        jsonx.Optional[string]   `json:"pinTargetOrigin"`
+	PanRevealCssUrl        jsonx.Optional[string]   `json:"panRevealCssUrl"`
+	MaxSpendPerTransaction jsonx.Optional[int64]    `json:"maxSpendPerTransaction"`
+	MaxSpendPerDay         jsonx.Optional[int64]    `json:"maxSpendPerDay"`
+	MaxTransactionsPerDay  jsonx.Optional[int64]    `json:"maxTransactionsPerDay"`
+	AgentBlockedMccs       jsonx.Optional[[]string] `json:"agentBlockedMccs"`
 }
 
 // Tokenization2FAPatch changes tokenization messaging field by field.
@@ -126,6 +127,7 @@ func (p Patch) Validate(env string) error {
 				f.Add("cardConfigs."+name, apierr.Minimum, "must be a positive integer, or null for no cap")
 			}
 		}
+		checkMCCs(&f, "cardConfigs.agentBlockedMccs", c.AgentBlockedMccs.Value)
 	}
 	if p.SkipVerificationPaperwork != nil && *p.SkipVerificationPaperwork && env != store.EnvSandbox {
 		f.Add("skipVerificationPaperwork", apierr.Enum, "can be turned on in sandbox only; production verification always needs the paperwork")
@@ -326,6 +328,7 @@ func (p Patch) apply(doc document) document {
 		setOpt(&doc.CardConfigs.MaxSpendPerTransaction, c.MaxSpendPerTransaction)
 		setOpt(&doc.CardConfigs.MaxSpendPerDay, c.MaxSpendPerDay)
 		setOpt(&doc.CardConfigs.MaxTransactionsPerDay, c.MaxTransactionsPerDay)
+		setOpt(&doc.CardConfigs.AgentBlockedMccs, c.AgentBlockedMccs)
 	}
 	if t := p.CardTokenization2faConfig; t != nil {
 		cur := &doc.CardTokenization2faConfig
@@ -359,5 +362,26 @@ func (p Patch) apply(doc document) document {
 func setOpt[T any](dst **T, o jsonx.Optional[T]) {
 	if o.Set {
 		*dst = o.Ptr()
+	}
+}
+
+// checkMCCs checks a list of merchant category codes: four digits each, no
+// repeats, at most 500.
+func checkMCCs(f *apierr.Fields, field string, l []string) {
+	if len(l) > 500 {
+		f.Add(field, apierr.MaxItems, "must hold at most 500 codes")
+		return
+	}
+	seen := map[string]bool{}
+	for _, m := range l {
+		if len(m) != 4 || strings.Trim(m, "0123456789") != "" {
+			f.Add(field, apierr.Pattern, "must hold merchant category codes of four digits, such as 7995")
+			return
+		}
+		if seen[m] {
+			f.Add(field, apierr.UniqueItems, "must not repeat a code (%s)", m)
+			return
+		}
+		seen[m] = true
 	}
 }

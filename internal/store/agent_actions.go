@@ -70,9 +70,9 @@ func (q Q) GetAgentAction(ctx context.Context, t Tenant, id string, lock bool) (
 
 // UpdateAgentAction writes an action's outcome.
 func (q Q) UpdateAgentAction(ctx context.Context, a AgentAction) error {
-	return affectedOne(q.exec(ctx, `UPDATE agent_actions SET status = ?, transaction_id = ?, rejection_reason = ?,
+	return affectedOne(q.exec(ctx, `UPDATE agent_actions SET status = ?, transaction_id = ?, details = ?, rejection_reason = ?,
 		failure_reason = ?, updated_at = ? WHERE platform_id = ? AND env = ? AND id = ?`,
-		a.Status, a.TransactionID, a.RejectionReason, a.FailureReason, toMicros(a.UpdatedAt),
+		a.Status, a.TransactionID, detailsOf(a.Details), a.RejectionReason, a.FailureReason, toMicros(a.UpdatedAt),
 		a.Tenant.PlatformID, a.Tenant.Env, a.ID))
 }
 
@@ -162,4 +162,12 @@ func (q Q) OpenAgentActionForQuote(ctx context.Context, t Tenant, quoteID string
 		return "", nil
 	}
 	return id, classify(err)
+}
+
+// detailsOf is the stored form of an action's details ("{}" when none).
+func detailsOf(d []byte) string {
+	if len(d) == 0 {
+		return "{}"
+	}
+	return string(d)
 }

@@ -36,14 +36,20 @@ type Card struct {
 	// ProvisionDueAt: while PROCESSING, when the issuer is next asked.
 	ProvisionDueAt    *time.Time
 	ProvisionAttempts int
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// AgentID is the agent that issued the card ('' for the platform's);
+	// AgentKind its purchase kind (SINGLE_USE, MERCHANT_LOCKED) and
+	// LockedMerchant the merchant a MERCHANT_LOCKED card keeps to.
+	AgentID        string
+	AgentKind      string
+	LockedMerchant string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 const cardCols = `id, platform_id, env, customer_id, platform_card_id, status, status_reason, form, brand, currency,
 	funding_source, funding_binding_id, last4, exp_month, exp_year, max_spend_per_transaction, max_spend_per_day,
 	max_transactions_per_day, allowed_mccs, blocked_mccs, processor_ref, issuer_ref, provision_due_at,
-	provision_attempts, created_at, updated_at`
+	provision_attempts, agent_id, agent_kind, locked_merchant, created_at, updated_at`
 
 func nullInt(p *int64) sql.NullInt64 {
 	if p == nil {
@@ -77,7 +83,7 @@ func scanCard(row interface{ Scan(...any) error }) (Card, error) {
 	if err := row.Scan(&c.ID, &c.Tenant.PlatformID, &c.Tenant.Env, &c.CustomerID, &c.PlatformCardID, &c.Status,
 		&c.StatusReason, &c.Form, &c.Brand, &c.Currency, &c.FundingSource, &c.FundingBindingID, &c.Last4, &c.ExpMonth,
 		&c.ExpYear, &perTxn, &perDay, &perDayCount, &allowed, &blocked, &c.ProcessorRef, &c.IssuerRef, &due,
-		&c.ProvisionAttempts, &created, &updated); err != nil {
+		&c.ProvisionAttempts, &c.AgentID, &c.AgentKind, &c.LockedMerchant, &created, &updated); err != nil {
 		return Card{}, classify(err)
 	}
 	c.MaxSpendPerTransaction, c.MaxSpendPerDay, c.MaxTransactionsPerDay = intPtr(perTxn), intPtr(perDay), intPtr(perDayCount)
@@ -96,12 +102,12 @@ func (q Q) InsertCard(ctx context.Context, c Card, pan string) error {
 		return err
 	}
 	_, err = q.exec(ctx, `INSERT INTO cards (`+cardCols+`, sealed_pan) VALUES
-		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.Tenant.PlatformID, c.Tenant.Env, c.CustomerID, c.PlatformCardID, c.Status, c.StatusReason, c.Form,
 		c.Brand, c.Currency, c.FundingSource, c.FundingBindingID, c.Last4, c.ExpMonth, c.ExpYear,
 		nullInt(c.MaxSpendPerTransaction), nullInt(c.MaxSpendPerDay), nullInt(c.MaxTransactionsPerDay),
 		joinList(c.AllowedMCCs), joinList(c.BlockedMCCs), c.ProcessorRef, c.IssuerRef, nullMicros(c.ProvisionDueAt),
-		c.ProvisionAttempts, toMicros(c.CreatedAt), toMicros(c.UpdatedAt), sealed)
+		c.ProvisionAttempts, c.AgentID, c.AgentKind, c.LockedMerchant, toMicros(c.CreatedAt), toMicros(c.UpdatedAt), sealed)
 	return classify(err)
 }
 
@@ -130,10 +136,10 @@ func (q Q) UpdateCard(ctx context.Context, c Card) error {
 	return affectedOne(q.exec(ctx, `UPDATE cards SET status = ?, status_reason = ?, funding_source = ?,
 		funding_binding_id = ?, max_spend_per_transaction = ?, max_spend_per_day = ?, max_transactions_per_day = ?,
 		allowed_mccs = ?, blocked_mccs = ?, processor_ref = ?, issuer_ref = ?, provision_due_at = ?,
-		provision_attempts = ?, updated_at = ? WHERE platform_id = ? AND env = ? AND id = ?`,
+		provision_attempts = ?, locked_merchant = ?, updated_at = ? WHERE platform_id = ? AND env = ? AND id = ?`,
 		c.Status, c.StatusReason, c.FundingSource, c.FundingBindingID, nullInt(c.MaxSpendPerTransaction),
 		nullInt(c.MaxSpendPerDay), nullInt(c.MaxTransactionsPerDay), joinList(c.AllowedMCCs), joinList(c.BlockedMCCs),
-		c.ProcessorRef, c.IssuerRef, nullMicros(c.ProvisionDueAt), c.ProvisionAttempts, toMicros(c.UpdatedAt),
+		c.ProcessorRef, c.IssuerRef, nullMicros(c.ProvisionDueAt), c.ProvisionAttempts, c.LockedMerchant, toMicros(c.UpdatedAt),
 		c.Tenant.PlatformID, c.Tenant.Env, c.ID))
 }
 
@@ -151,6 +157,7 @@ type CardFilter struct {
 	AccountID      string
 	Status         string
 	PlatformCardID string
+	AgentID        string
 }
 
 // ListCards returns a page of the tenant's cards after the cursor id, oldest
@@ -160,7 +167,7 @@ func (q Q) ListCards(ctx context.Context, t Tenant, f CardFilter, after string, 
 	w.add("platform_id = ?", t.PlatformID)
 	w.add("env = ?", t.Env)
 	for col, v := range map[string]string{"customer_id": f.CustomerID, "funding_source": f.AccountID,
-		"status": f.Status, "platform_card_id": f.PlatformCardID} {
+		"status": f.Status, "platform_card_id": f.PlatformCardID, "agent_id": f.AgentID} {
 		if v != "" {
 			w.add(col+" = ?", v)
 		}
