@@ -482,7 +482,12 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	doc := document{Quote: q, Plan: r.plan}
 	var out Quote
 	var outX transactions.Transaction
-	// Group commit: concurrent quotes share a commit (store.InBatchTx).
+	// Group commit: concurrent quotes share a commit (store.InBatchTx). An
+	// execution moves the source's and the destination's balance rows: the
+	// batch locks them up front, in the one order (store.WithLedgerLocks).
+	if immediately && !scaPending {
+		ctx = store.WithLedgerLocks(ctx, t, r.plan.SourceLedgerID, r.plan.DestLedgerID)
+	}
 	err = s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
 		rateDetails, err := json.Marshal(pr.RateDetails)
