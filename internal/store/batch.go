@@ -179,8 +179,9 @@ func (b *batcher) run() {
 // funds it spent), so its refusal stands only if those changes commit. When
 // the batch fails to commit, the fns it refused run again, and the fns that
 // succeeded run again alone, so that whatever broke the batch fails only
-// the fn that caused it. Each fn's own queued writes (outbox) go in inside
-// its savepoint, so a unique-key error in them is that fn's failure.
+// the fn that caused it. Each fn's own queued writes (outbox) go in at the
+// batch's commit; a unique-key error in them fails the batch, and every fn
+// runs again alone, so it is only that fn's failure in the end.
 func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	ctx := context.Background()
 	single := len(batch) == 1
@@ -321,12 +322,12 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 			return err
 		}
 	}
+	// The fn's queued inserts (new rows nothing reads before the commit)
+	// wait for the batch's commit, where each table's go in as one
+	// statement (mergeInserts). One that conflicts fails the batch, and
+	// every fn runs again alone, so the conflict is only its own caller's
+	// answer, as if the insert had run in the fn's savepoint.
 	res := callFn(r.fn, tx)
-	if res.err == nil && res.panic == nil && !b.single {
-		// The fn's own inserts, so that a conflict in them is its own
-		// failure, not the batch's at commit.
-		res.err = tx.execAll(ctx, tx.takeWrites())
-	}
 	if res.panic != nil || res.err != nil {
 		fnHanded.settle(false)
 		if !b.single {
