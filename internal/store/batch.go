@@ -102,9 +102,11 @@ func (db *DB) InBatchTx(ctx context.Context, fn func(*Tx) error) error {
 }
 
 // DefaultBatchWorkers is how many batches run at once on PostgreSQL when
-// Options.BatchWorkers is 0: one per core of a small database server, so
-// that while one batch waits for its commit's flush another runs.
-const DefaultBatchWorkers = 4
+// Options.BatchWorkers is 0: while one waits for its commit's flush another
+// runs. On the two-core benchmark machine 2 made batches of 4.0 transfers
+// and 4 of 2.6, with fewer transfers/s (docs/benchmarks.md, "Eighth
+// session").
+const DefaultBatchWorkers = 2
 
 // batcher starts the group-commit workers on first use: SQLite has one
 // writer, so one; PostgreSQL gets Options.BatchWorkers (DefaultBatchWorkers
