@@ -90,7 +90,8 @@ func TestNodeID(t *testing.T) {
 	}
 }
 
-// PostgreSQL group commit is off unless asked for (docs/benchmarks.md).
+// PostgreSQL's batching committer runs with the store's default number of
+// batches (0) unless told otherwise; a negative number turns it off.
 func TestPgGroupCommitFlag(t *testing.T) {
 	t.Setenv("PAYMENTS_PG_GROUP_COMMIT", "")
 	if s, err := parseServe(nil, io.Discard); err != nil || s.pgGroupCommit != 0 {

@@ -153,6 +153,7 @@ func (s *Service) Authorize(ctx context.Context, t store.Tenant, quoteID string,
 		}
 	}
 	var out Quote
+	ctx = s.declareQuoteLocks(ctx, t, quoteID)
 	err = s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
 		if out, err = s.authorizedTx(ctx, tx, t, quoteID, next, walletStamp); err != nil {

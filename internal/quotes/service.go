@@ -482,7 +482,12 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	doc := document{Quote: q, Plan: r.plan}
 	var out Quote
 	var outX transactions.Transaction
-	// Group commit: concurrent quotes share a commit (store.InBatchTx).
+	// Group commit: concurrent quotes share a commit (store.InBatchTx). An
+	// execution moves the source's and the destination's balance rows: the
+	// batch locks them up front, in the one order (store.WithLedgerLocks).
+	if immediately && !scaPending {
+		ctx = store.WithLedgerLocks(ctx, t, r.plan.SourceLedgerID, r.plan.DestLedgerID)
+	}
 	err = s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
 		rateDetails, err := json.Marshal(pr.RateDetails)
@@ -782,6 +787,7 @@ func (s *Service) ExecuteWith(ctx context.Context, t store.Tenant, quoteID strin
 		return Quote{}, err
 	}
 	var out Quote
+	ctx = s.declareQuoteLocks(ctx, t, quoteID)
 	err := s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
 		row, d, err := s.executableQuote(ctx, tx, t, quoteID)
@@ -822,6 +828,22 @@ func (s *Service) ExecuteWith(ctx context.Context, t store.Tenant, quoteID strin
 }
 
 // executableQuote locks a quote and checks that it may execute now.
+// declareQuoteLocks declares, for the batch that executes a stored quote,
+// the balance rows its execution moves (store.WithLedgerLocks), read from the
+// quote as stored now: the accounts of a quote never change. A quote that
+// cannot be read declares nothing; the transaction then answers for it.
+func (s *Service) declareQuoteLocks(ctx context.Context, t store.Tenant, quoteID string) context.Context {
+	row, err := s.DB.Read().GetQuote(ctx, t, quoteID, false)
+	if err != nil {
+		return ctx
+	}
+	d, err := decodeDoc(row)
+	if err != nil {
+		return ctx
+	}
+	return store.WithLedgerLocks(ctx, t, d.Plan.SourceLedgerID, d.Plan.DestLedgerID)
+}
+
 func (s *Service) executableQuote(ctx context.Context, tx *store.Tx, t store.Tenant, quoteID string) (store.Quote, document, error) {
 	row, err := tx.GetQuote(ctx, t, quoteID, true)
 	if errors.Is(err, store.ErrNotFound) {

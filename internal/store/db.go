@@ -54,6 +54,9 @@ type DB struct {
 
 	batchOnce sync.Once
 	batch     *batcher // group commit (batch.go); nil until first used, or if disabled
+	// beforeBatchCommit, when set (tests), runs just before a batch
+	// commits; an error stands for a commit that failed.
+	beforeBatchCommit atomic.Pointer[func() error]
 }
 
 // Options tune Open.
@@ -61,12 +64,9 @@ type Options struct {
 	// MaxConns caps PostgreSQL connections and SQLite readers (default 16).
 	MaxConns int
 	// BatchWorkers is how many group commits (InBatchTx) run at once on
-	// PostgreSQL, each on its own connection. The default, 0, runs InBatchTx
-	// as InTx there: a batch runs its transfers one after another on one
-	// connection, and on PostgreSQL each statement's round trip costs more
-	// than the commit it saves (docs/benchmarks.md; paymentsd's
-	// -pg-group-commit sets it to measure that). SQLite always batches,
-	// with one worker: it has one writer.
+	// PostgreSQL, each on its own connection: 0 is DefaultBatchWorkers, a
+	// negative number runs InBatchTx as InTx (paymentsd's -pg-group-commit
+	// sets it). SQLite always batches, with one worker: it has one writer.
 	BatchWorkers int
 	// Keyring seals the secrets the store keeps (server secrets, webhook
 	// secrets, the webhook signing key; secrets.go). Without one, reading or
@@ -267,7 +267,8 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 
 func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
 	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}, outbox: &outbox{handed: db.newHandoffs()},
-		settings: db.settings, staleSettings: map[settingKey]struct{}{}, keys: db.opts.Keyring}
+		settings: db.settings, staleSettings: map[settingKey]struct{}{}, keys: db.opts.Keyring,
+		volumeShard: map[volumeKey]int{}}
 	if db.writeStmts != nil {
 		q.stmts, q.tx, q.txStmts = db.writeStmts, sqlTx, map[string]*sql.Stmt{}
 	}

@@ -114,3 +114,14 @@ func (q Q) ExecForTest(ctx context.Context, query string, args ...any) error {
 	_, err := q.exec(ctx, query, args...)
 	return err
 }
+
+// FailBatchCommits runs fail just before every batch commit; an error it
+// returns fails that commit (a crash between a batch's decisions and its
+// commit). nil ends it.
+func (db *DB) FailBatchCommits(fail func() error) {
+	if fail == nil {
+		db.beforeBatchCommit.Store(nil)
+		return
+	}
+	db.beforeBatchCommit.Store(&fail)
+}

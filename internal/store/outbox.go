@@ -160,3 +160,52 @@ func combine(stmts []statement) (string, []any) {
 	b.WriteString(stmts[last].sql)
 	return b.String(), append(args, stmts[last].args...)
 }
+
+// mergeRows bounds the rows of one merged insert (a quote's is 12
+// parameters; SQLite allows 32766 per statement).
+const mergeRows = 500
+
+// mergeInserts turns queued inserts of the same shape (the same
+// "INSERT INTO t (…) VALUES (?, …)" text, one row each) into one multi-row
+// statement per shape: a batch's quotes go in as one. The queued writes are
+// new rows nothing reads before the commit, so their order does not matter.
+func mergeInserts(stmts []statement) []statement {
+	if len(stmts) < 2 {
+		return stmts
+	}
+	var out []statement
+	at := map[string]int{} // shape → index in out of its open statement
+	rows := map[string]int{}
+	for _, st := range stmts {
+		i, ok := at[st.sql]
+		tuple, single := singleRow(st.sql)
+		if !single || !ok || rows[st.sql] >= mergeRows {
+			if single {
+				at[st.sql], rows[st.sql] = len(out), 1
+			}
+			out = append(out, statement{sql: st.sql, args: append([]any(nil), st.args...)})
+			continue
+		}
+		out[i].sql += ", " + tuple
+		out[i].args = append(out[i].args, st.args...)
+		rows[st.sql]++
+	}
+	return out
+}
+
+// singleRow reports whether query is an INSERT of one row that ends with its
+// VALUES tuple, and that tuple.
+func singleRow(query string) (tuple string, ok bool) {
+	if !strings.HasPrefix(query, "INSERT INTO ") {
+		return "", false
+	}
+	k := strings.LastIndex(query, " VALUES (")
+	if k < 0 || !strings.HasSuffix(query, ")") {
+		return "", false
+	}
+	tuple = query[k+len(" VALUES "):]
+	if strings.Count(tuple, "(") != 1 || strings.Count(tuple, ")") != 1 {
+		return "", false
+	}
+	return tuple, true
+}

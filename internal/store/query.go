@@ -43,6 +43,9 @@ type Q struct {
 	counts countDeltas
 	// outbox is set inside InTx and InBatchTx (outbox.go).
 	outbox *outbox
+	// volumeShard, inside a transaction, is the daily-volume shard it adds
+	// to, per tenant and day (volumes.go).
+	volumeShard map[volumeKey]int
 	// settings is the DB's cache of tenant settings; staleSettings, inside
 	// a transaction, what it wrote of them (settings.go).
 	settings      *settingsCache

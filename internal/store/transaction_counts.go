@@ -74,7 +74,7 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 // PostgreSQL (execAll): the transaction's last, so the counter rows stay
 // locked only from there to the commit.
 func (q Q) flushAtCommit(ctx context.Context) error {
-	stmts := append(q.takeEvents(), q.takeWrites()...)
+	stmts := append(q.takeEvents(), mergeInserts(q.takeWrites())...)
 	if st, ok := q.takeCounts(); ok {
 		stmts = append(stmts, st)
 	}

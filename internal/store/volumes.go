@@ -37,6 +37,29 @@ const volumeShards = 8
 // random.
 var volumeTurn = newTurn()
 
+// volumeKey is a tenant's day.
+type volumeKey struct {
+	platformID, env string
+	day             int64
+}
+
+// pickVolumeShard is the shard a fast-path add goes to: the next turn, the
+// same one for every add of one transaction (a group commit's adds share
+// it), so that a transaction holds at most one shard row before a spread,
+// and two batches never wait for each other's shard rows in a cycle.
+func (q Q) pickVolumeShard(t Tenant, day int64) int {
+	if q.volumeShard == nil {
+		return volumeTurn.next(volumeShards)
+	}
+	key := volumeKey{t.PlatformID, t.Env, day}
+	k, ok := q.volumeShard[key]
+	if !ok {
+		k = volumeTurn.next(volumeShards)
+		q.volumeShard[key] = k
+	}
+	return k
+}
+
 func utcDay(at time.Time) int64 { return toMicros(at) / int64(24*time.Hour/time.Microsecond) }
 
 // volumeShares splits limit into the shards' shares (the remainder to shard
@@ -70,7 +93,7 @@ func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limi
 	}
 	day := utcDay(at)
 	caps := volumeShares(limit)
-	if k := volumeTurn.next(volumeShards); usd <= caps[k] {
+	if k := q.pickVolumeShard(t, day); usd <= caps[k] {
 		added, err := q.addVolumeFast(ctx, t, day, k, usd, caps)
 		if err != nil || added {
 			return added, err

@@ -83,9 +83,9 @@ func TestRecord_BatchWithAStaleLease(t *testing.T) {
 	})
 }
 
-// Outcomes are written through the group commit where there is one
-// (SQLite's single writer): they share the transfers' commits instead of
-// taking the writer for one of their own.
+// Outcomes are written through the group commit: they share the transfers'
+// commits instead of taking a commit (on SQLite, the one writer) of their
+// own.
 func TestRecord_SharesTheGroupCommit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newClock(db)
@@ -100,11 +100,8 @@ func TestRecord_SharesTheGroupCommit(t *testing.T) {
 		if _, err := record(ctx, db, DefaultBackoff, []finished{{claim: cs[0], out: ok}}); err != nil {
 			t.Fatal(err)
 		}
-		want := int64(0) // PostgreSQL: no group commit unless configured
-		if db.Engine() == store.SQLite {
-			want = 1
-		}
-		if got := db.BatchStats().Transactions - before; got != want {
+		// Both engines batch by default (store.DefaultBatchWorkers).
+		if got, want := db.BatchStats().Transactions-before, int64(1); got != want {
 			t.Fatalf("%d group-commit callers for one record, want %d", got, want)
 		}
 		if d := delivery(t, db, tn, e.ID); d.State != store.DeliveryDelivered {
