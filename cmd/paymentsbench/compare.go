@@ -195,53 +195,31 @@ func sqliteLoop(ctx context.Context, path string, workers int, d time.Duration) 
 			return 0, 0, err
 		}
 	}
-	var commits atomic.Int64
-	var firstErr error
-	var once sync.Once
-	stop := time.Now().Add(d)
-	start, before := time.Now(), machineCPU()
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			for time.Now().Before(stop) {
-				src, dst := 1+rng.IntN(accounts), 1+rng.IntN(accounts)
-				if src == dst {
-					continue
-				}
-				delta := 1 + rng.Int64N(1000)
-				err := func() error {
-					tx, err := db.BeginTx(ctx, nil)
-					if err != nil {
-						return err
-					}
-					defer tx.Rollback() //nolint:errcheck
-					if _, err := tx.ExecContext(ctx, "UPDATE accounts SET abalance = abalance - ? WHERE aid = ?", delta, src); err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(ctx, "UPDATE accounts SET abalance = abalance + ? WHERE aid = ?", delta, dst); err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(ctx, "INSERT INTO history (src, dst, delta, mtime) VALUES (?, ?, ?, ?)", src, dst, delta, time.Now().UnixMicro()); err != nil {
-						return err
-					}
-					return tx.Commit()
-				}()
-				if err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				commits.Add(1)
+	return timedLoop(d, workers, func(w int) *rand.Rand { return rand.New(rand.NewPCG(uint64(w), 7)) },
+		func(rng *rand.Rand, _ int, _ int64) (bool, error) {
+			src, dst := 1+rng.IntN(accounts), 1+rng.IntN(accounts)
+			if src == dst {
+				return false, nil
 			}
-		}(w)
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return 0, 0, firstErr
-	}
-	return float64(commits.Load()) / time.Since(start).Seconds(), machineCPU() - before, nil
+			delta := 1 + rng.Int64N(1000)
+			return true, func() error {
+				tx, err := db.BeginTx(ctx, nil)
+				if err != nil {
+					return err
+				}
+				defer tx.Rollback() //nolint:errcheck
+				if _, err := tx.ExecContext(ctx, "UPDATE accounts SET abalance = abalance - ? WHERE aid = ?", delta, src); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, "UPDATE accounts SET abalance = abalance + ? WHERE aid = ?", delta, dst); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, "INSERT INTO history (src, dst, delta, mtime) VALUES (?, ?, ?, ?)", src, dst, delta, time.Now().UnixMicro()); err != nil {
+					return err
+				}
+				return tx.Commit()
+			}()
+		})
 }
 
 // readLatency is the page latency of the list endpoints after a run.
@@ -316,4 +294,39 @@ func perTransfer(before, after pgCounters, n int64) map[string]float64 {
 		"rowsInserted": f(before.Inserted, after.Inserted), "rowsUpdated": f(before.Updated, after.Updated),
 		"rowsFetched": f(before.Fetched, after.Fetched),
 	}
+}
+
+// timedLoop runs one on each of workers goroutines until d has passed, and
+// returns the rate of the calls that reported a commit and the machine's CPU
+// time meanwhile; the first error stops its worker and is returned.
+func timedLoop(d time.Duration, workers int, seed func(w int) *rand.Rand,
+	one func(rng *rand.Rand, w int, seq int64) (committed bool, err error)) (float64, time.Duration, error) {
+	var commits atomic.Int64
+	var firstErr error
+	var once sync.Once
+	stop := time.Now().Add(d)
+	start, before := time.Now(), machineCPU()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := seed(w)
+			for seq := int64(1); time.Now().Before(stop); seq++ {
+				ok, err := one(rng, w, seq)
+				if err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				if ok {
+					commits.Add(1)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, 0, firstErr
+	}
+	return float64(commits.Load()) / time.Since(start).Seconds(), machineCPU() - before, nil
 }

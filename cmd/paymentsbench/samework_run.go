@@ -301,34 +301,17 @@ func sqliteSameWork(ctx context.Context, t *swTemplate, dbURL string, accts []sw
 			}
 		}
 	}
-	var commits atomic.Int64
-	var firstErr error
-	var once sync.Once
-	stop := time.Now().Add(d)
-	start, before := time.Now(), machineCPU()
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w)+1, uint64(start.UnixNano())))
-			for seq := int64(1); time.Now().Before(stop); seq++ {
-				dr := t.draw(rng, accts, maxAmount, w, seq)
-				for _, tx := range t.Txs {
-					if err := replayTx(ctx, db, stmts, tx, dr); err != nil {
-						once.Do(func() { firstErr = err })
-						return
-					}
+	start := time.Now()
+	return timedLoop(d, workers, func(w int) *rand.Rand { return rand.New(rand.NewPCG(uint64(w)+1, uint64(start.UnixNano()))) },
+		func(rng *rand.Rand, w int, seq int64) (bool, error) {
+			dr := t.draw(rng, accts, maxAmount, w, seq)
+			for _, tx := range t.Txs {
+				if err := replayTx(ctx, db, stmts, tx, dr); err != nil {
+					return false, err
 				}
-				commits.Add(1)
 			}
-		}(w)
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return 0, 0, firstErr
-	}
-	return float64(commits.Load()) / time.Since(start).Seconds(), machineCPU() - before, nil
+			return true, nil
+		})
 }
 
 // swMissedUpdates counts replayed UPDATEs that matched no row (the
