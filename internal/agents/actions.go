@@ -77,6 +77,22 @@ func next(from, event string) (string, error) {
 	return "", apierr.Conflict(fmt.Sprintf("The action is %s: only a PENDING_APPROVAL action can be approved or rejected", from))
 }
 
+// submit stores a new action in the status event gives it, created now; a
+// positive ttl makes it expire that long after its creation.
+func submit(ctx context.Context, tx *store.Tx, row *store.AgentAction, event string, ttl time.Duration) error {
+	to, err := next("", event)
+	if err != nil {
+		return err
+	}
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	row.Status, row.CreatedAt, row.UpdatedAt = to, now, now
+	if ttl > 0 {
+		expires := now.Add(ttl)
+		row.ExpiresAt = &expires
+	}
+	return tx.InsertAgentAction(ctx, *row)
+}
+
 // TransferDetails describe a transfer action.
 type TransferDetails struct {
 	Amount               int64  `json:"amount"`

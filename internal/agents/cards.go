@@ -202,13 +202,7 @@ func (s *Service) issueNow(ctx context.Context, c Caller, row store.AgentAction,
 		if err != nil {
 			return err
 		}
-		to, err := next("", evSubmitAuto)
-		if err != nil {
-			return err
-		}
-		now := tx.Now().UTC().Truncate(time.Microsecond)
-		row.Status, row.CreatedAt, row.UpdatedAt = to, now, now
-		if err := tx.InsertAgentAction(ctx, row); err != nil {
+		if err := submit(ctx, tx, &row, evSubmitAuto, 0); err != nil {
 			return err
 		}
 		out, err = s.cardView(ctx, tx.Q, card)
@@ -234,14 +228,7 @@ func (s *Service) issueInTx(ctx context.Context, tx *store.Tx, c Caller, row *st
 // (AGENT_ACTION.PENDING_APPROVAL).
 func (s *Service) submitCardForApproval(ctx context.Context, row store.AgentAction) (store.AgentAction, error) {
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		to, err := next("", evSubmitApproval)
-		if err != nil {
-			return err
-		}
-		now := tx.Now().UTC().Truncate(time.Microsecond)
-		expires := now.Add(PurchaseCardTTL)
-		row.Status, row.ExpiresAt, row.CreatedAt, row.UpdatedAt = to, &expires, now, now
-		if err := tx.InsertAgentAction(ctx, row); err != nil {
+		if err := submit(ctx, tx, &row, evSubmitApproval, PurchaseCardTTL); err != nil {
 			return err
 		}
 		return s.emit(ctx, tx, row)

@@ -232,13 +232,9 @@ func (s *Service) submitForApproval(ctx context.Context, c Caller, row store.Age
 		if err := openAction(ctx, tx, t, row.QuoteID); err != nil {
 			return err
 		}
-		to, err := next("", evSubmitApproval)
-		if err != nil {
-			return err
-		}
 		expires := qrow.ExpiresAt
-		row.Status, row.ExpiresAt, row.CreatedAt, row.UpdatedAt = to, &expires, now, now
-		if err := tx.InsertAgentAction(ctx, row); err != nil {
+		row.ExpiresAt = &expires
+		if err := submit(ctx, tx, &row, evSubmitApproval, 0); err != nil {
 			return err
 		}
 		return s.emit(ctx, tx, row)
@@ -256,13 +252,7 @@ func (s *Service) executeNow(ctx context.Context, c Caller, row store.AgentActio
 		if err := addUsage(ctx, tx, c, row.Amount); err != nil {
 			return err
 		}
-		to, err := next("", evSubmitAuto)
-		if err != nil {
-			return err
-		}
-		now := tx.Now().UTC().Truncate(time.Microsecond)
-		row.Status, row.CreatedAt, row.UpdatedAt = to, now, now
-		return tx.InsertAgentAction(ctx, row)
+		return submit(ctx, tx, &row, evSubmitAuto, 0)
 	}))
 	return row, err
 }
@@ -307,13 +297,8 @@ func (s *Service) decideApproved(ctx context.Context, tx *store.Tx, c Caller, a 
 // (R-AGENT-31).
 func (s *Service) recordMoved(ctx context.Context, row store.AgentAction) (store.AgentAction, error) {
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		to, err := next("", evSubmitMoved)
-		if err != nil {
-			return err
-		}
-		now := tx.Now().UTC().Truncate(time.Microsecond)
-		row.Status, row.FailureReason, row.CreatedAt, row.UpdatedAt = to, FailPriceMoved, now, now
-		return tx.InsertAgentAction(ctx, row)
+		row.FailureReason = FailPriceMoved
+		return submit(ctx, tx, &row, evSubmitMoved, 0)
 	})
 	return row, err
 }
