@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -15,7 +16,9 @@ const IdempotencyRetention = 48 * time.Hour
 // idempotent. It also keeps the
 // planner's statistics fresh (store.RefreshPlannerStatistics).
 func (s *Server) RunMaintenance(ctx context.Context) {
-	go s.refreshStatistics(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.refreshStatistics(ctx) })
 	t := time.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {

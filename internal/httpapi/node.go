@@ -49,22 +49,24 @@ func NewNode(ctx context.Context, db *store.DB, log *slog.Logger, opts NodeOptio
 }
 
 // Start starts the background work until ctx ends: maintenance, external
-// account work, customer jobs, quote expiry, payment-document sweeps, the
-// webhook runner, the rail runner, the card runner and the stablecoin operations runner. wait blocks until the
-// work that writes on its way out (the webhook, rail and card runners) has stopped.
+// account work, customer jobs, quote expiry, payment-document sweeps, agent
+// action expiry, the webhook runner, the rail runner, the card runner, the
+// stablecoin operations runner and UMA payment settlement. wait blocks until
+// all of it has returned, so nothing of a stopped node still reads or writes
+// (a test that drives the work by hand then owns the services alone).
 func (n *Node) Start(ctx context.Context) (wait func()) {
 	s := n.API
-	go s.RunMaintenance(ctx)
-	go s.RunExternalAccountWork(ctx)
-	go s.RunCustomerJobs(ctx)                                  // bulk customer imports, removal of unreferenced document files
-	go s.RunQuoteExpiry(ctx, n.opts.QuoteExpiryInterval)       // PENDING quotes past expiresAt become EXPIRED
-	go s.RunPaymentDocumentWork(ctx)                           // removal of attached, expired and abandoned payment-document files
-	go s.RunAgentActionExpiry(ctx, n.opts.QuoteExpiryInterval) // agent actions waiting past their expiry fail
+	var wg sync.WaitGroup
+	wg.Go(func() { s.RunMaintenance(ctx) })
+	wg.Go(func() { s.RunExternalAccountWork(ctx) })
+	wg.Go(func() { s.RunCustomerJobs(ctx) })                                  // bulk customer imports, removal of unreferenced document files
+	wg.Go(func() { s.RunQuoteExpiry(ctx, n.opts.QuoteExpiryInterval) })       // PENDING quotes past expiresAt become EXPIRED
+	wg.Go(func() { s.RunPaymentDocumentWork(ctx) })                           // removal of attached, expired and abandoned payment-document files
+	wg.Go(func() { s.RunAgentActionExpiry(ctx, n.opts.QuoteExpiryInterval) }) // agent actions waiting past their expiry fail
 	railOpts := n.opts.Rails
 	if railOpts.Log == nil {
 		railOpts.Log = n.log
 	}
-	var wg sync.WaitGroup
 	// The webhook runner writes its finished attempts before it returns.
 	wg.Go(func() { webhooks.Run(ctx, n.db, n.log, n.opts.Webhooks) })
 	// Rail settlement, failures and returns.

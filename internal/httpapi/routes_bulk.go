@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/auth"
@@ -112,7 +113,9 @@ func (s *Server) RunCustomerJobs(ctx context.Context) {
 		s.log.Error("uploads disabled: blob store", "error", err.Error())
 		return
 	}
-	go parts.runner.Run(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { parts.runner.Run(ctx) })
 	t := time.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
