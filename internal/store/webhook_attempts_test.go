@@ -265,3 +265,41 @@ func TestAttempts_FinishRacingAReclaim(t *testing.T) {
 		}
 	})
 }
+
+// Migration 0059 on a database that recorded attempts the old way: the
+// columns come in empty, the old attempts read as before, and a retry of a
+// delivery that was pending across the upgrade follows them.
+func TestMigration0059_AttemptsBeforeIt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := queueOne(t, db, 1)
+		for _, c := range []string{"last_attempt_id", "last_attempted_at", "last_attempt_url", "last_attempt_status_code",
+			"last_attempt_latency_ms", "last_attempt_response_excerpt", "last_attempt_error", "last_attempt_peer_public"} {
+			if err := db.ExecRaw(ctx, "ALTER TABLE webhook_deliveries DROP COLUMN "+c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.ExecRaw(ctx, "DELETE FROM schema_migrations WHERE version = 59"); err != nil {
+			t.Fatal(err)
+		}
+		// What the old recorder wrote for a failed first attempt: a row of
+		// webhook_attempts, the delivery PENDING again.
+		old := attemptOf(e, 1)
+		if err := db.Write().InsertAttempts(ctx, []store.Attempt{old}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.ExecRaw(ctx, "UPDATE webhook_deliveries SET attempts = 1 WHERE event_id = ?", e.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wantAttempts(t, db, e, 1000, old)
+		retry := attemptOf(e, 2)
+		attemptOnce(t, db, e, "w1", retry, store.DeliveryDelivered)
+		wantAttempts(t, db, e, 1000, old, retry)
+		wantAttempts(t, db, e, 1, retry)
+		if got := attemptRows(t, db, e); got != 1 {
+			t.Fatalf("%d rows in webhook_attempts, want 1 (the old one)", got)
+		}
+	})
+}

@@ -773,7 +773,8 @@ func (q Q) GetEventWithDelivery(ctx context.Context, t Tenant, eventID string) (
 }
 
 // PurgeEvents deletes up to batch events created before cutoff, with their
-// deliveries and attempts, and reports how many events went. Events whose
+// deliveries (which hold their last attempts) and their rows of
+// webhook_attempts, and reports how many events went. Events whose
 // delivery is still PENDING are kept until it ends.
 func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int64, error) {
 	var n int64
