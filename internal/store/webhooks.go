@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -364,15 +365,20 @@ type Finish struct {
 	EventID string
 	Token   string // the lease the attempt was made under
 	Outcome DeliveryOutcome
+	// Attempt, when set, is recorded: as the delivery's last attempt while
+	// Token holds the lease (the one it held before moves to
+	// webhook_attempts), in webhook_attempts when the lease was lost.
+	Attempt *Attempt
 }
 
-// finishChunk caps the rows of one UPDATE (5 parameters each), well within
+// finishChunk caps the rows of one UPDATE (13 parameters each), well within
 // both engines' parameter limits.
 const finishChunk = 500
 
 // FinishDeliveries applies each outcome as FinishDelivery does, in as few
-// statements as it can, and reports for each whether its token still held
-// the lease (false: stale, nothing changed).
+// statements as it can, records each Finish's attempt, and reports for each
+// whether its token still held the lease (false: stale, nothing changed but
+// the attempt recorded).
 func (q Q) FinishDeliveries(ctx context.Context, fs []Finish) ([]bool, error) {
 	held := make([]bool, len(fs))
 	for start := 0; start < len(fs); {
@@ -388,35 +394,136 @@ func (q Q) FinishDeliveries(ctx context.Context, fs []Finish) ([]bool, error) {
 		if err != nil {
 			return nil, err
 		}
+		var lost []Attempt
 		for i := start; i < end; i++ {
 			held[i] = done[fs[i].EventID]
+			if !held[i] && fs[i].Attempt != nil {
+				lost = append(lost, *fs[i].Attempt)
+			}
+		}
+		// An attempt made under a lost lease is kept, but the delivery's
+		// last attempt is its current holder's to write.
+		if err := q.InsertAttempts(ctx, lost); err != nil {
+			return nil, err
 		}
 		start = end
 	}
 	return held, nil
 }
 
-// finishDeliveries updates the rows of fs (distinct events) in one
-// statement and returns the events it updated.
-func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, error) {
-	now := q.Now()
-	args := []any{toMicros(now)}
+// lastAttemptCols are the columns of webhook_deliveries that hold its last
+// attempt (migration 0059), in the order of attemptCols.
+var lastAttemptCols = []string{"last_attempt_id", "last_attempted_at", "last_attempt_url", "last_attempt_status_code",
+	"last_attempt_latency_ms", "last_attempt_response_excerpt", "last_attempt_error", "last_attempt_peer_public"}
+
+// attemptCols are the columns of webhook_attempts but event_id, platform_id
+// and env.
+var attemptCols = []string{"id", "attempted_at", "url", "status_code", "latency_ms", "response_excerpt", "error", "peer_public"}
+
+// finishValues are the rows of fs as a WITH query v: the outcome (event_id,
+// token, state, next_at, delivered_at) and the attempt (a_id … a_peer_public,
+// NULL when there is none).
+func finishValues(fs []Finish, now time.Time) (string, []any) {
+	// PostgreSQL types VALUES columns from their first row, and unknown
+	// ones as text; the casts keep the numbers numbers there.
+	const row = `(?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS BIGINT), ?, CAST(? AS INTEGER),
+		CAST(? AS BIGINT), ?, ?, CAST(? AS INTEGER))`
 	values := make([]string, len(fs))
+	args := make([]any, 0, 13*len(fs))
 	for i, f := range fs {
 		next := f.Outcome.NextAttemptAt
 		if next.IsZero() {
 			next = now
 		}
-		// PostgreSQL types VALUES columns from their first row; the casts
-		// keep the times integers there.
-		values[i] = `(?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))`
+		values[i] = row
 		args = append(args, f.EventID, f.Token, f.Outcome.State, toMicros(next), nullMicros(f.Outcome.DeliveredAt))
+		if a := f.Attempt; a != nil {
+			args = append(args, attemptArgs(*a)...)
+		} else {
+			args = append(args, nil, nil, nil, nil, nil, nil, nil, nil)
+		}
 	}
-	// VALUES columns are column1… on both engines.
-	rows, err := q.query(ctx, `UPDATE webhook_deliveries AS d SET state = v.column3, next_attempt_at = v.column4,
-		delivered_at = COALESCE(v.column5, d.delivered_at), lease_token = NULL, lease_until = NULL, updated_at = ?
-		FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-		WHERE d.event_id = v.column1 AND d.lease_token = v.column2 RETURNING event_id`, args...)
+	return `v (event_id, token, state, next_at, delivered_at, a_id, a_attempted_at, a_url, a_status_code, a_latency_ms,
+		a_response_excerpt, a_error, a_peer_public) AS (VALUES ` + strings.Join(values, ", ") + `)`, args
+}
+
+// attemptArgs are a's values in the order of attemptCols.
+func attemptArgs(a Attempt) []any {
+	status := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
+	peer := 0
+	if a.PeerPublic {
+		peer = 1
+	}
+	return []any{a.ID, toMicros(a.AttemptedAt), a.URL, status, a.LatencyMS, a.ResponseExcerpt, a.Error, peer}
+}
+
+// finishSet is the SET list of a finish: the outcome, the lease released,
+// and the attempt of v as the last one, if v has one.
+func finishSet() string {
+	set := []string{"state = v.state", "next_attempt_at = v.next_at", "delivered_at = COALESCE(v.delivered_at, d.delivered_at)",
+		"lease_token = NULL", "lease_until = NULL", "updated_at = ?"}
+	for i, c := range lastAttemptCols {
+		set = append(set, fmt.Sprintf("%s = CASE WHEN v.a_id IS NULL THEN d.%s ELSE v.a_%s END", c, c, attemptCols[i]))
+	}
+	return strings.Join(set, ", ")
+}
+
+// movedAttempt selects, from a delivery row o (and its finish v), the last
+// attempt it held, as a row of webhook_attempts.
+func movedAttempt(o string) string {
+	cols := make([]string, len(lastAttemptCols))
+	for i, c := range lastAttemptCols {
+		cols[i] = o + "." + c
+	}
+	cols[len(cols)-1] = "COALESCE(" + cols[len(cols)-1] + ", 0)"
+	return `INSERT INTO webhook_attempts (event_id, platform_id, env, ` + strings.Join(attemptCols, ", ") + `)
+		SELECT ` + o + `.event_id, ` + o + `.platform_id, ` + o + `.env, ` + strings.Join(cols, ", ")
+}
+
+// finishDeliveries updates the rows of fs (distinct events) whose tokens
+// hold their leases and returns those events. A row given an attempt gets
+// it as its last attempt, and the last attempt it held, if any, becomes a
+// row of webhook_attempts, so that no attempt is lost or kept twice.
+//
+// On PostgreSQL that is one statement: o reads each row's last attempt, the
+// UPDATE replaces it and returns what o read, and the INSERT takes the
+// returned rows, so only rows that were updated move their attempt. o reads
+// the statement's snapshot; the UPDATE locks each row and, if a concurrent
+// transaction changed it meanwhile, re-checks its WHERE against the new
+// version, which must still hold the token and the last attempt o read
+// (else the row is left alone and counts as a lost lease). That costs no
+// extra row lock (SELECT … FOR UPDATE would write one per row). On SQLite,
+// whose one writer keeps the rows still between statements, the move and
+// the UPDATE are two statements.
+func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, error) {
+	now := q.Now()
+	v, args := finishValues(fs, now)
+	args = append(args, toMicros(now))
+	var query string
+	if q.engine == Postgres {
+		olds := make([]string, len(lastAttemptCols))
+		for i, c := range lastAttemptCols {
+			olds[i] = "o." + c
+		}
+		query = `WITH ` + v + `,
+			upd AS (UPDATE webhook_deliveries AS d SET ` + finishSet() + `
+				FROM v, (SELECT d2.event_id, d2.` + strings.Join(lastAttemptCols, ", d2.") + `
+					FROM webhook_deliveries d2 JOIN v ON d2.event_id = v.event_id AND d2.lease_token = v.token) AS o
+				WHERE d.event_id = v.event_id AND d.lease_token = v.token AND o.event_id = v.event_id
+					AND d.last_attempt_id IS NOT DISTINCT FROM o.last_attempt_id
+				RETURNING d.event_id, d.platform_id, d.env, v.a_id AS a_id, ` + strings.Join(olds, ", ") + `),
+			moved AS (` + movedAttempt("upd") + ` FROM upd WHERE upd.a_id IS NOT NULL AND upd.last_attempt_id IS NOT NULL)
+			SELECT event_id FROM upd`
+	} else {
+		if _, err := q.exec(ctx, `WITH `+v+` `+movedAttempt("d")+` FROM webhook_deliveries d JOIN v
+			ON d.event_id = v.event_id AND d.lease_token = v.token
+			WHERE v.a_id IS NOT NULL AND d.last_attempt_id IS NOT NULL`, args[:len(args)-1]...); err != nil {
+			return nil, err
+		}
+		query = `WITH ` + v + ` UPDATE webhook_deliveries AS d SET ` + finishSet() + `
+			FROM v WHERE d.event_id = v.event_id AND d.lease_token = v.token RETURNING event_id`
+	}
+	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -521,7 +628,9 @@ type Attempt struct {
 // attemptChunk caps the rows of one INSERT (11 parameters each).
 const attemptChunk = 500
 
-// InsertAttempts records attempts, many rows per statement.
+// InsertAttempts records attempts in webhook_attempts, many rows per
+// statement: those whose lease was lost (FinishDeliveries), and tests
+// that make rows of the layout before migration 0059.
 func (q Q) InsertAttempts(ctx context.Context, as []Attempt) error {
 	for len(as) > 0 {
 		n := min(len(as), attemptChunk)
@@ -529,16 +638,10 @@ func (q Q) InsertAttempts(ctx context.Context, as []Attempt) error {
 		args := make([]any, 0, 11*n)
 		for i, a := range as[:n] {
 			rows[i] = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-			status := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
-			peer := 0
-			if a.PeerPublic {
-				peer = 1
-			}
-			args = append(args, a.ID, a.EventID, a.Tenant.PlatformID, a.Tenant.Env, toMicros(a.AttemptedAt), a.URL, status,
-				a.LatencyMS, a.ResponseExcerpt, a.Error, peer)
+			args = append(append(args, a.EventID, a.Tenant.PlatformID, a.Tenant.Env), attemptArgs(a)...)
 		}
-		if _, err := q.exec(ctx, `INSERT INTO webhook_attempts (id, event_id, platform_id, env, attempted_at, url, status_code,
-			latency_ms, response_excerpt, error, peer_public) VALUES `+strings.Join(rows, ", "), args...); err != nil {
+		if _, err := q.exec(ctx, `INSERT INTO webhook_attempts (event_id, platform_id, env, `+strings.Join(attemptCols, ", ")+`)
+			VALUES `+strings.Join(rows, ", "), args...); err != nil {
 			return err
 		}
 		as = as[n:]
@@ -546,11 +649,18 @@ func (q Q) InsertAttempts(ctx context.Context, as []Attempt) error {
 	return nil
 }
 
-// ListAttempts returns the latest limit attempts of an event, oldest first.
+// ListAttempts returns the latest limit attempts of an event, oldest first:
+// those of webhook_attempts and the one its delivery holds inline, in the
+// order of their ids.
 func (q Q) ListAttempts(ctx context.Context, t Tenant, eventID string, limit int) ([]Attempt, error) {
 	rows, err := q.query(ctx, `SELECT id, attempted_at, url, status_code, latency_ms, response_excerpt, error, peer_public
-		FROM webhook_attempts WHERE platform_id = ? AND env = ? AND event_id = ? ORDER BY id DESC LIMIT ?`,
-		t.PlatformID, t.Env, eventID, limit)
+		FROM (SELECT * FROM (SELECT `+strings.Join(attemptCols, ", ")+` FROM webhook_attempts
+				WHERE platform_id = ? AND env = ? AND event_id = ? ORDER BY id DESC LIMIT ?) AS t
+			UNION ALL
+			SELECT `+strings.Join(lastAttemptCols, ", ")+` FROM webhook_deliveries
+				WHERE platform_id = ? AND env = ? AND event_id = ? AND last_attempt_id IS NOT NULL) AS a
+		ORDER BY id DESC LIMIT ?`,
+		t.PlatformID, t.Env, eventID, limit, t.PlatformID, t.Env, eventID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -570,9 +680,7 @@ func (q Q) ListAttempts(ctx context.Context, t Tenant, eventID string, limit int
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
 
@@ -665,7 +773,8 @@ func (q Q) GetEventWithDelivery(ctx context.Context, t Tenant, eventID string) (
 }
 
 // PurgeEvents deletes up to batch events created before cutoff, with their
-// deliveries and attempts, and reports how many events went. Events whose
+// deliveries (which hold their last attempts) and their rows of
+// webhook_attempts, and reports how many events went. Events whose
 // delivery is still PENDING are kept until it ends.
 func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int64, error) {
 	var n int64

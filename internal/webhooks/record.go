@@ -36,7 +36,10 @@ type recorded struct {
 // FAILED when the window is over (or at once when final). Each delivery
 // moves only while its claim's lease holds; an outcome whose lease was lost
 // is still recorded as an attempt but decides nothing, and the others in
-// the batch are unaffected.
+// the batch are unaffected. An attempt goes in with the UPDATE of its
+// delivery, as the row's last attempt, and only the one the row held
+// before becomes a row of webhook_attempts (store.FinishDeliveries): a
+// delivery that succeeds first time writes no attempt row.
 func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]recorded, error) {
 	// Ids made once, so that a retried transaction writes the same rows.
 	attempts := make([]store.Attempt, len(batch))
@@ -56,15 +59,12 @@ func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]r
 	stmtCtx := context.WithoutCancel(ctx)
 	err := db.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := stmtCtx
-		if err := tx.InsertAttempts(ctx, attempts); err != nil {
-			return err
-		}
 		now := tx.Now().UTC()
 		out = make([]recorded, len(batch))
 		fs := make([]store.Finish, len(batch))
 		for i, f := range batch {
 			out[i].next = nextState(b, f, now)
-			fs[i] = store.Finish{EventID: f.claim.EventID, Token: f.claim.LeaseToken, Outcome: out[i].next}
+			fs[i] = store.Finish{EventID: f.claim.EventID, Token: f.claim.LeaseToken, Outcome: out[i].next, Attempt: &attempts[i]}
 		}
 		held, err := tx.FinishDeliveries(ctx, fs)
 		if err != nil {
