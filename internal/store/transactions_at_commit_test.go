@@ -125,8 +125,12 @@ func TestCreateTransactionAtCommit_RefusedRowFailsAtOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
 		for name, x := range map[string]store.Transaction{
-			"negative fees": func() store.Transaction { x := txnRow(tn, "", "OUTGOING", "PENDING", time.Now()); x.Fees = -1; return x }(),
-			"unknown type":  txnRow(tn, "", "SIDEWAYS", "PENDING", time.Now()),
+			"negative fees": func() store.Transaction {
+				x := txnRow(tn, "", "OUTGOING", "PENDING", time.Now())
+				x.Fees = -1
+				return x
+			}(),
+			"unknown type": txnRow(tn, "", "SIDEWAYS", "PENDING", time.Now()),
 		} {
 			sawErr := false
 			_ = db.InTx(ctx, func(tx *store.Tx) error {
