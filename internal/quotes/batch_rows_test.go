@@ -103,7 +103,9 @@ func (f *fx) eventsShow(x store.Transaction) {
 		f.t.Fatalf("events of %s: %d (%v)", x.ID, len(evs), err)
 	}
 	for _, e := range evs {
-		var env struct{ Data struct{ PlatformCustomerID string } }
+		var env struct {
+			Data struct{ PlatformCustomerID string }
+		}
 		if err := json.Unmarshal(e.Envelope, &env); err != nil {
 			f.t.Fatal(err)
 		}
