@@ -262,13 +262,16 @@ func combine(stmts []statement) (string, []any) {
 }
 
 // mergeRows bounds the rows of one merged insert (a quote's is 12
-// parameters; SQLite allows 32766 per statement).
+// parameters, a transaction's 39; SQLite allows 32766 per statement,
+// PostgreSQL 65535).
 const mergeRows = 500
 
 // mergeInserts turns queued inserts of the same shape (the same
 // "INSERT INTO t (…) VALUES (?, …)" text, one row each) into one multi-row
-// statement per shape: a batch's quotes go in as one. The queued writes are
-// new rows nothing reads before the commit, so their order does not matter.
+// statement per shape: a batch's quotes go in as one, and its transactions
+// rows. The queued writes are new rows of different tables, none referring
+// to another (flushFor wrote them before any statement that could), so
+// their order does not matter.
 func mergeInserts(stmts []statement) []statement {
 	if len(stmts) < 2 {
 		return stmts
