@@ -178,7 +178,7 @@ func (s *Service) executeTx(ctx context.Context, tx *store.Tx, t store.Tenant, r
 				SentAmount: q.TotalSendingAmount, SentCurrency: p.SendingCurrency, ReceivedAmount: &received,
 				ReceivedCurrency: p.ReceivingCurrency, Fees: q.FeesIncluded, Reference: q.TransactionID,
 				Description: q.Description, LedgerTransferID: transfers[0].ID, SettledAt: &now, QuoteID: q.ID,
-				ExchangeRate: string(q.ExchangeRate),
+				ExchangeRate: string(q.ExchangeRate), PlatformCustomerID: p.owner(p.DestCustomerID),
 			}); err != nil {
 				return Quote{}, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/ledger"
 	"github.com/paymentsd/paymentsd/internal/pricing"
 	"github.com/paymentsd/paymentsd/internal/sca"
+	"github.com/paymentsd/paymentsd/internal/store"
 )
 
 // Quote statuses (R-QUOTE-21; the quote follows its transaction).
@@ -307,6 +308,34 @@ type plan struct {
 	UmaLookupID string `json:"umaLookupId,omitempty"`
 	UmaAddress  string `json:"umaAddress,omitempty"`
 	UmaInvoice  string `json:"umaInvoice,omitempty"`
+	// owners are the platformCustomerIds of the customers whose internal
+	// accounts the quote's request named, as resolve read them with the
+	// accounts: never stored, so a stored quote's plan has none.
+	owners map[string]string
+}
+
+// owner is customerID's platformCustomerId as resolve read it ("" for the
+// platform's own), nil when it did not read it: the transaction's row is
+// then read back from its insert (transactions.New.PlatformCustomerID).
+func (p plan) owner(customerID string) *string {
+	if customerID == "" {
+		return new(string)
+	}
+	if v, ok := p.owners[customerID]; ok {
+		return &v
+	}
+	return nil
+}
+
+// knowOwner records a's owner's platformCustomerId (read with a).
+func (p *plan) knowOwner(a store.InternalAccount) {
+	if a.CustomerID == "" {
+		return
+	}
+	if p.owners == nil {
+		p.owners = map[string]string{}
+	}
+	p.owners[a.CustomerID] = a.PlatformCustomerID
 }
 
 // document is the stored JSON of a quote.

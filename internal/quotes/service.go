@@ -205,6 +205,7 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 			}
 			r.plan = plan{Funding: FundInternal, SourceInternalID: a.ID, SourceLedgerID: a.LedgerAccountID,
 				SenderCustomerID: a.CustomerID, SendingCurrency: a.Currency}
+			r.plan.knowOwner(a)
 			r.source = QuoteSource{SourceType: SourceAccount, AccountID: a.ID, CustomerID: a.CustomerID}
 			r.txAccountID = a.ID
 			r.walletSource = a.Type == accounts.TypeEmbeddedWallet
@@ -281,6 +282,7 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 					"must not be a suspense account: only money for deleted customers arrives there")
 			}
 			r.plan.To, r.plan.DestInternalID, r.plan.DestLedgerID, r.plan.DestCustomerID = ToInternal, a.ID, a.LedgerAccountID, a.CustomerID
+			r.plan.knowOwner(a)
 			r.plan.ReceivingCurrency, r.plan.Rail = a.Currency, pricing.RailInternal
 			r.dest = QuoteDestination{DestinationType: DestAccount, AccountID: a.ID}
 			r.destKind = paymentdocs.DestOther
@@ -507,6 +509,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 			Description: q.Description, QuoteID: q.ID, PlatformFees: q.PlatformFeesIncluded,
 			ExchangeRate: string(q.ExchangeRate), RateDetails: rateDetails, PaymentInstructions: q.PaymentInstructions,
 			CounterpartyInformation: counterparty, ScaExemption: exemption, AgentID: req.AgentID,
+			PlatformCustomerID: r.plan.owner(customerOf(r)),
 		}
 		row := store.Quote{ID: q.ID, Tenant: t, Status: StatusPending, TransactionID: q.TransactionID,
 			CustomerID: r.plan.SenderCustomerID, USDEquivalent: usd, ExpiresAt: q.ExpiresAt,

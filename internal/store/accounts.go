@@ -31,6 +31,10 @@ type InternalAccount struct {
 	PrivateEnabled bool
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// PlatformCustomerID is the owner's platformCustomerId, read by
+	// GetInternalAccounts only ("" for the platform's accounts and from
+	// other reads).
+	PlatformCustomerID string
 }
 
 // SuspenseOwner is the owner_key of the platform's suspense accounts (a
@@ -96,12 +100,31 @@ func (q Q) GetInternalAccount(ctx context.Context, t Tenant, id string) (Interna
 
 // GetInternalAccounts returns those of ids that are internal accounts of
 // the tenant with a live owner (GetInternalAccount for several, one query).
+// Each answer carries its owner's platformCustomerId.
 func (q Q) GetInternalAccounts(ctx context.Context, t Tenant, ids ...string) (map[string]InternalAccount, error) {
 	return collectByID(ctx, q, ledgerDedupe(ids), func(in string) (string, []any) {
-		return `SELECT ` + internalAccountSelect + ` FROM internal_accounts
+		return `SELECT ` + internalAccountSelect + `, COALESCE((SELECT c.platform_customer_id FROM customers c
+			WHERE c.id = internal_accounts.customer_id), '') FROM internal_accounts
 			WHERE platform_id = ? AND env = ? AND id IN (` + in + `)` + liveAccountOwner, []any{t.PlatformID, t.Env}
-	}, scanInternalAccount, func(a InternalAccount) string { return a.ID })
+	}, scanOwnedInternalAccount, func(a InternalAccount) string { return a.ID })
 }
+
+// scanOwnedInternalAccount reads internalAccountSelect and the owner's
+// platformCustomerId.
+func scanOwnedInternalAccount(row interface{ Scan(...any) error }) (InternalAccount, error) {
+	var owner string
+	a, err := scanInternalAccount(withExtra{row, []any{&owner}})
+	a.PlatformCustomerID = owner
+	return a, err
+}
+
+// withExtra scans a row into the caller's destinations, then extra.
+type withExtra struct {
+	row   interface{ Scan(...any) error }
+	extra []any
+}
+
+func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }
 
 // SuspenseAccount returns the tenant's suspense account in a currency.
 func (q Q) SuspenseAccount(ctx context.Context, t Tenant, cur string) (InternalAccount, error) {

@@ -261,7 +261,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		}
 		return redo
 	}
-	tx.counts, tx.outbox = run.counts, &outbox{events: run.events, writes: run.writes, handed: run.handed}
+	tx.counts, tx.outbox = run.counts, &outbox{events: run.events, writes: run.writes.pending, handed: run.handed}
 	if err := tx.flushAtCommit(ctx); err != nil {
 		return failed(err)
 	}
@@ -304,7 +304,7 @@ type batchRun struct {
 	refused []refusal
 	counts  countDeltas
 	events  []Event
-	writes  []statement
+	writes  batchWrites
 }
 
 type refusal struct {
@@ -318,7 +318,7 @@ type refusal struct {
 func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	tx := b.tx
 	fnHanded := &handoffs{reg: b.handed.reg}
-	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded}
+	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes}
 	if !b.single {
 		if err := b.savepoint(ctx); err != nil {
 			return err
@@ -328,7 +328,10 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	// wait for the batch's commit, where each table's go in as one
 	// statement (mergeInserts). One that conflicts fails the batch, and
 	// every fn runs again alone, so the conflict is only its own caller's
-	// answer, as if the insert had run in the fn's savepoint.
+	// answer, as if the insert had run in the fn's savepoint. A statement
+	// of the fn that may touch their tables writes them first, the earlier
+	// fns' too (flushFor): a rollback to the fn's savepoint undoes those,
+	// so they are queued again.
 	res := callFn(r.fn, tx)
 	if res.panic != nil || res.err != nil {
 		fnHanded.settle(false)
@@ -338,6 +341,7 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 				return classify(err)
 			}
 		}
+		b.writes.requeue()
 		b.settleFailed(r, res)
 	} else {
 		b.ok = append(b.ok, r)
@@ -345,7 +349,7 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 			b.counts[k] += n
 		}
 		b.events = append(b.events, tx.outbox.events...)
-		b.writes = append(b.writes, tx.outbox.writes...)
+		b.writes.keep(tx.outbox.writes)
 		b.handed.keep(fnHanded)
 	}
 	// The savepoint is released by the next fn's savepoint statement, or

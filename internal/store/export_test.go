@@ -125,3 +125,6 @@ func (db *DB) FailBatchCommits(fail func() error) {
 	}
 	db.beforeBatchCommit.Store(&fail)
 }
+
+// ReferencingForTest is the referencing map of the queued-write guard.
+func ReferencingForTest() map[string][]string { return referencing }

@@ -15,12 +15,36 @@ import (
 // of the batch. The rows still commit with the change that caused them, or
 // not at all.
 //
-// A few inserts of new rows that nothing reads before the commit (the quote
-// of an immediate execution) wait there too (writes), and go in with them.
+// Inserts of new rows wait there too (writes: the quote and the
+// transactions of an immediate execution), and go in with them. Until then
+// every statement sent through the transaction that may touch their tables
+// writes them first (flushFor), so reads see them as if they had been made
+// at once.
 type outbox struct {
 	events []Event
 	writes []statement
-	handed *handoffs // deliveries leased to this node's workers (handoff.go)
+	// earlier, inside a batch, holds the queued writes of the batch's fns
+	// that ran before this one (batch.go); nil otherwise.
+	earlier *batchWrites
+	handed  *handoffs // deliveries leased to this node's workers (handoff.go)
+}
+
+// batchWrites are the queued writes of a batch's fns. made are those a
+// later fn's statement wrote early, inside that fn's savepoint: if the fn
+// is rolled back to it they are queued again (requeue), else they stay made
+// (keep).
+type batchWrites struct {
+	pending, made []statement
+}
+
+func (b *batchWrites) requeue() {
+	b.pending = append(b.made, b.pending...)
+	b.made = nil
+}
+
+func (b *batchWrites) keep(fnWrites []statement) {
+	b.made = nil
+	b.pending = append(b.pending, fnWrites...)
 }
 
 // outboxChunk bounds the rows of one INSERT (at most 9 parameters each; SQLite
@@ -44,13 +68,89 @@ func (q Q) flushOutbox(ctx context.Context) error {
 	return q.execAll(ctx, append(q.takeEvents(), q.takeWrites()...))
 }
 
+// takeWrites empties the queued writes, the batch's earlier fns' too.
 func (q Q) takeWrites() []statement {
 	if q.outbox == nil {
 		return nil
 	}
-	w := q.outbox.writes
+	var w []statement
+	if e := q.outbox.earlier; e != nil && len(e.pending) > 0 {
+		w = append(w, e.pending...)
+		e.made = append(e.made, e.pending...)
+		e.pending = nil
+	}
+	w = append(w, q.outbox.writes...)
 	q.outbox.writes = nil
 	return w
+}
+
+// flushFor writes the queued writes before query is sent when query may
+// touch a table they go to: it names the table, or a table whose rows
+// refer to it (referencing). Over-flushing costs a round trip; never
+// flushing when it should would hide rows the transaction made.
+func (q Q) flushFor(ctx context.Context, query string) error {
+	if q.outbox == nil || !q.outbox.queuedFor(query) {
+		return nil
+	}
+	return q.execAll(ctx, mergeInserts(q.takeWrites()))
+}
+
+// queuedFor reports whether a queued write goes to a table query may touch.
+func (o *outbox) queuedFor(query string) bool {
+	lists := [2][]statement{o.writes}
+	if o.earlier != nil {
+		lists[1] = o.earlier.pending
+	}
+	for _, list := range lists {
+		for _, st := range list {
+			if touches(query, st.sql) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// referencing names, for each table writes are queued to, the tables whose
+// foreign keys refer to it: inserting into them needs its rows. A test
+// (TestQueuedTables_ReferencingCoversTheMigrations) reads the migrations so
+// that a new foreign key cannot be missed here.
+var referencing = map[string][]string{
+	"transactions": {"card_open_authorizations"},
+	"quotes":       nil,
+}
+
+// touches reports whether query may touch the table insert writes to: it
+// names the table or one referencing it. An insert whose table is not known
+// touches everything.
+func touches(query, insert string) bool {
+	table, ok := insertTable(insert)
+	if !ok {
+		return true
+	}
+	if strings.Contains(query, table) {
+		return true
+	}
+	refs, known := referencing[table]
+	if !known {
+		return true
+	}
+	for _, r := range refs {
+		if strings.Contains(query, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// insertTable is the table of an "INSERT INTO t (…" statement.
+func insertTable(insert string) (string, bool) {
+	rest, ok := strings.CutPrefix(insert, "INSERT INTO ")
+	if !ok {
+		return "", false
+	}
+	table, _, ok := strings.Cut(rest, " ")
+	return table, ok && table != ""
 }
 
 // queueWrite adds an insert of a new row to the outbox.
@@ -162,13 +262,16 @@ func combine(stmts []statement) (string, []any) {
 }
 
 // mergeRows bounds the rows of one merged insert (a quote's is 12
-// parameters; SQLite allows 32766 per statement).
+// parameters, a transaction's 39; SQLite allows 32766 per statement,
+// PostgreSQL 65535).
 const mergeRows = 500
 
 // mergeInserts turns queued inserts of the same shape (the same
 // "INSERT INTO t (…) VALUES (?, …)" text, one row each) into one multi-row
-// statement per shape: a batch's quotes go in as one. The queued writes are
-// new rows nothing reads before the commit, so their order does not matter.
+// statement per shape: a batch's quotes go in as one, and its transactions
+// rows. The queued writes are new rows of different tables, none referring
+// to another (flushFor wrote them before any statement that could), so
+// their order does not matter.
 func mergeInserts(stmts []statement) []statement {
 	if len(stmts) < 2 {
 		return stmts

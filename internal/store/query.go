@@ -60,7 +60,13 @@ func (q Q) Engine() Engine { return q.engine }
 // Now is the store clock.
 func (q Q) Now() time.Time { return q.now() }
 
+// exec, query and queryRow write the transaction's queued inserts first
+// when the statement may touch their tables (flushFor, outbox.go).
+
 func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := q.flushFor(ctx, query); err != nil {
+		return nil, err
+	}
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		res, err := st.ExecContext(ctx, args...)
@@ -71,6 +77,9 @@ func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, err
 }
 
 func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := q.flushFor(ctx, query); err != nil {
+		return nil, err
+	}
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		rows, err := st.QueryContext(ctx, args...)
@@ -80,12 +89,36 @@ func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, err
 	return rows, classify(err)
 }
 
-func (q Q) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+func (q Q) queryRow(ctx context.Context, query string, args ...any) row {
+	if err := q.flushFor(ctx, query); err != nil {
+		return row{err: err}
+	}
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
+		return row{Row: st.QueryRowContext(ctx, args...)}
 	}
-	return q.x.QueryRowContext(ctx, query, args...)
+	return row{Row: q.x.QueryRowContext(ctx, query, args...)}
+}
+
+// row is queryRow's answer: the row, or the error that kept the query from
+// being sent.
+type row struct {
+	*sql.Row
+	err error
+}
+
+func (r row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.Row.Scan(dest...)
+}
+
+func (r row) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.Row.Err()
 }
 
 // forUpdate is the row-lock suffix; SQLite needs none because it has a single

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Transaction is one row of transactions. Source and Destination are the
@@ -119,29 +120,103 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 	if q.counts == nil {
 		return Transaction{}, errUncounted
 	}
-	var received sql.NullInt64
-	if x.ReceivedAmount != nil {
-		received = sql.NullInt64{Int64: *x.ReceivedAmount, Valid: true}
-	}
-	stored, err := scanTransaction(q.queryRow(ctx, `INSERT INTO transactions (id, platform_id, env, transaction_type, status, direction,
-		customer_id, account_id, source_account_id, destination_account_id, source, destination, sent_amount,
-		sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
-		description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
-		platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id,
-		pending_reason, sca_exemption, card_details, agent_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING `+insertedTransactionCols,
-		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
-		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
-		x.SentAmount, x.SentCurrency, received, x.ReceivedCurrency, x.Fees, x.RuleBasedAccountID, x.CardID,
-		x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
-		nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
-		x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
-		string(x.CounterpartyInformation), x.HoldID, x.PendingReason, x.ScaExemption, string(x.CardDetails), x.AgentID))
+	st := transactionInsert(x)
+	stored, err := scanTransaction(q.queryRow(ctx, st.sql+` RETURNING `+insertedTransactionCols, st.args...))
 	if err != nil {
 		return Transaction{}, err
 	}
 	return stored, q.countTransaction(x.Tenant, x.CustomerID)
+}
+
+// CreateTransactionAtCommit is CreateTransaction with the INSERT queued to
+// the transaction's last statement (outbox.go), where a batch's rows go in
+// as one; a statement through the transaction that may touch transactions
+// makes it first. The answer is built here: x.PlatformCustomerID must be
+// the platformCustomerId of x.CustomerID as the caller read it (RETURNING
+// reads it from the customer), and x's customer, platform and ledger
+// transfer must exist. A row the table's checks or the engine would refuse
+// (an unknown type, negative fees, text PostgreSQL cannot store) is inserted
+// at once instead: a queued insert that fails fails its whole batch, and
+// this keeps such a failure the caller's own, answered as before.
+func (q Q) CreateTransactionAtCommit(ctx context.Context, x Transaction) (Transaction, error) {
+	if q.counts == nil {
+		return Transaction{}, errUncounted
+	}
+	if !insertableAtCommit(x) {
+		return q.CreateTransaction(ctx, x)
+	}
+	if err := q.queueWrite(transactionInsert(x)); err != nil {
+		return Transaction{}, err
+	}
+	return storedTransaction(x), q.countTransaction(x.Tenant, x.CustomerID)
+}
+
+const transactionInsertCols = `id, platform_id, env, transaction_type, status, direction,
+	customer_id, account_id, source_account_id, destination_account_id, source, destination, sent_amount,
+	sent_currency, received_amount, received_currency, fees, rule_based_account_id, card_id, quote_id, reference,
+	description, failure_reason, ledger_transfer_id, settled_at, created_at, updated_at, payment_rail,
+	platform_fees, exchange_rate, rate_details, refund, payment_instructions, counterparty_information, hold_id,
+	pending_reason, sca_exemption, card_details, agent_id`
+
+// transactionInsert is the one-row INSERT of x, in the shape mergeInserts
+// merges (the VALUES tuple last).
+func transactionInsert(x Transaction) statement {
+	var received sql.NullInt64
+	if x.ReceivedAmount != nil {
+		received = sql.NullInt64{Int64: *x.ReceivedAmount, Valid: true}
+	}
+	return statement{`INSERT INTO transactions (` + transactionInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		[]any{x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
+			x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
+			x.SentAmount, x.SentCurrency, received, x.ReceivedCurrency, x.Fees, x.RuleBasedAccountID, x.CardID,
+			x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),
+			nullMicros(x.SettledAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt), x.PaymentRail, x.PlatformFees,
+			x.ExchangeRate, string(x.RateDetails), string(x.Refund), string(x.PaymentInstructions),
+			string(x.CounterpartyInformation), x.HoldID, x.PendingReason, x.ScaExemption, string(x.CardDetails), x.AgentID}}
+}
+
+// storedTransaction is x as scanTransaction reads it back once inserted.
+func storedTransaction(x Transaction) Transaction {
+	out := x
+	if x.CustomerID == "" {
+		out.PlatformCustomerID = "" // no customer joined
+	}
+	out.Source, out.Destination = []byte(string(x.Source)), []byte(string(x.Destination))
+	out.RateDetails, out.Refund = jsonCol(string(x.RateDetails)), jsonCol(string(x.Refund))
+	out.PaymentInstructions = jsonCol(string(x.PaymentInstructions))
+	out.CounterpartyInformation = jsonCol(string(x.CounterpartyInformation))
+	out.CardDetails = jsonCol(string(x.CardDetails))
+	if x.ReceivedAmount != nil {
+		v := *x.ReceivedAmount
+		out.ReceivedAmount = &v
+	}
+	out.SettledAt = timePtr(nullMicros(x.SettledAt))
+	out.CreatedAt, out.UpdatedAt = fromMicros(toMicros(x.CreatedAt)), fromMicros(toMicros(x.UpdatedAt))
+	return out
+}
+
+// insertableAtCommit reports whether the INSERT of x cannot fail on x's own
+// values: the table's CHECKs (migration 0008) hold, an id is given, and
+// every text is one PostgreSQL stores (valid UTF-8 without NUL).
+func insertableAtCommit(x Transaction) bool {
+	switch {
+	case x.ID == "", x.Fees < 0,
+		x.Tenant.Env != EnvSandbox && x.Tenant.Env != EnvProduction,
+		x.Type != "INCOMING" && x.Type != "OUTGOING" && x.Type != "CARD",
+		x.Direction != "CREDIT" && x.Direction != "DEBIT":
+		return false
+	}
+	for _, s := range []string{x.ID, x.Tenant.PlatformID, x.Status, x.CustomerID, x.PlatformCustomerID,
+		x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
+		x.SentCurrency, x.ReceivedCurrency, x.RuleBasedAccountID, x.CardID, x.QuoteID, x.Reference,
+		x.Description, x.FailureReason, x.LedgerTransferID, x.PaymentRail, x.ExchangeRate, string(x.RateDetails),
+		string(x.Refund), string(x.PaymentInstructions), string(x.CounterpartyInformation), x.HoldID,
+		x.PendingReason, x.ScaExemption, string(x.CardDetails), x.AgentID} {
+		if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 func jsonCol(s string) []byte {

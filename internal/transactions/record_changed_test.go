@@ -15,8 +15,16 @@ import (
 // RecordChanged stores a transaction once, as its changes leave it, and
 // emits what Record followed by Transitions would: one event per status,
 // each with the transaction as that step left it, the last one equal to the
-// transaction as read back (platformCustomerId included).
+// transaction as read back (platformCustomerId included). The same when the
+// caller gives the customer's platformCustomerId and the row is inserted at
+// the commit.
 func TestRecordChanged_EventsAsRecordThenTransitions(t *testing.T) {
+	t.Run("inserted at once", func(t *testing.T) { recordChangedEvents(t, nil) })
+	known := "pc-1"
+	t.Run("inserted at commit", func(t *testing.T) { recordChangedEvents(t, &known) })
+}
+
+func recordChangedEvents(t *testing.T, platformCustomerID *string) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now().UTC().Truncate(time.Microsecond)
@@ -29,7 +37,8 @@ func TestRecordChanged_EventsAsRecordThenTransitions(t *testing.T) {
 			CustomerID: c.ID, AccountID: "InternalAccount:a", Source: Source{SourceType: "ACCOUNT", AccountID: "InternalAccount:a", Currency: "USD"},
 			Destination: Destination{DestinationType: "ACCOUNT", AccountID: "InternalAccount:b", Currency: "USD"},
 			SentAmount:  1000, SentCurrency: "USD", ReceivedAmount: &received, ReceivedCurrency: "USD", Fees: 10,
-			Reference: "Quote:1", QuoteID: "Quote:1", ExchangeRate: "1", RateDetails: json.RawMessage(`{}`)}
+			Reference: "Quote:1", QuoteID: "Quote:1", ExchangeRate: "1", RateDetails: json.RawMessage(`{}`),
+			PlatformCustomerID: platformCustomerID}
 		var out Transaction
 		var quoteStatus string
 		err := db.InTx(ctx, func(tx *store.Tx) error {

@@ -240,6 +240,13 @@ type New struct {
 
 	// AgentID is the agent that initiated the transaction (R-TXN-38).
 	AgentID string
+
+	// PlatformCustomerID, when set, is CustomerID's platformCustomerId as
+	// the caller read it with the customer (ignored for the platform's own
+	// transactions): the row is then inserted with the database
+	// transaction's last statement, with the other rows of its batch
+	// (store.CreateTransactionAtCommit), not at once.
+	PlatformCustomerID *string
 }
 
 // Record stores a transaction inside the caller's database transaction and

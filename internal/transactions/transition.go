@@ -181,7 +181,7 @@ func RecordChanged(ctx context.Context, tx *store.Tx, t store.Tenant, n New, chs
 			return Transaction{}, "", err
 		}
 	}
-	stored, err := tx.CreateTransaction(ctx, row)
+	stored, err := create(ctx, tx, row, n.PlatformCustomerID)
 	if err != nil {
 		return Transaction{}, "", err
 	}
@@ -196,6 +196,16 @@ func RecordChanged(ctx context.Context, tx *store.Tx, t store.Tenant, n New, chs
 		evs[i].out.PlatformCustomerID = out.PlatformCustomerID
 	}
 	return out, quoteStatus, emit(ctx, tx, t, evs)
+}
+
+// create inserts row: at the commit when the customer's platformCustomerId
+// is known (or there is no customer), else at once, reading it.
+func create(ctx context.Context, tx *store.Tx, row store.Transaction, platformCustomerID *string) (store.Transaction, error) {
+	if platformCustomerID == nil {
+		return tx.CreateTransaction(ctx, row)
+	}
+	row.PlatformCustomerID = *platformCustomerID
+	return tx.CreateTransactionAtCommit(ctx, row)
 }
 
 type pendingEvent struct {
