@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,47 +14,6 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
-
-// CreateTransactionAtCommit answers the row exactly as GetTransaction reads
-// it back after the commit, as CreateTransaction does, with and without a
-// customer and optional columns.
-func TestCreateTransactionAtCommit_AnswersTheStoredRow(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		tn := store.Tenant{PlatformID: mustPlatform(t, db, true).ID, Env: store.EnvSandbox}
-		now := db.Now().UTC().Truncate(time.Microsecond)
-		cust := mustCustomers(t, db, tn, "pc-at-commit")[0]
-		full := txnRow(tn, cust, "OUTGOING", "COMPLETED", now)
-		received := int64(7)
-		full.ReceivedAmount, full.ReceivedCurrency, full.SettledAt = &received, "EUR", &now
-		full.HoldID, full.QuoteID, full.PaymentRail = "LedgerTransfer:2", "Quote:1", "SEPA"
-		full.RateDetails, full.PaymentInstructions, full.CounterpartyInformation = []byte(`{"r":1}`), []byte(`[1]`), []byte(`{"c":"x"}`)
-		full.Fees, full.PlatformFees, full.ExchangeRate, full.AgentID = 3, 1, "0.9", "Agent:1"
-		full.PlatformCustomerID = "pc-at-commit"
-		platforms := txnRow(tn, "", "INCOMING", "PENDING", now)
-		platforms.PlatformCustomerID = "ignored: no customer"
-		for name, x := range map[string]store.Transaction{
-			"platform's, optional columns empty": platforms,
-			"customer's, optional columns set":   full,
-		} {
-			var created store.Transaction
-			if err := db.InTx(ctx, func(tx *store.Tx) error {
-				var err error
-				created, err = tx.CreateTransactionAtCommit(ctx, x)
-				return err
-			}); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			read, err := db.Read().GetTransaction(ctx, tn, x.ID)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if !reflect.DeepEqual(created, read) {
-				t.Fatalf("%s:\ncreated %+v\nread    %+v", name, created, read)
-			}
-		}
-		checkCounters(t, db)
-	})
-}
 
 // A statement through the transaction that touches transactions sees the
 // rows queued before it (the queue is written first): a read, a lock, an
