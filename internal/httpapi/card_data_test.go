@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/ecdh"
 	"crypto/hpke"
 	"encoding/base64"
@@ -228,6 +229,9 @@ func TestCardData_Tokenize_R_CARD_48(t *testing.T) {
 			t.Fatalf("payload %+v %v", p, err)
 		}
 		cdNoPAN(t, r.Body)
+		if bytes.Contains(r.Body, []byte(p.PAN)) {
+			t.Fatal("the tokenize answer carries the PAN in clear")
+		}
 		again := e.do("POST", "/cards/"+id+"/tokenize", body).JSON(t)
 		if again["provisioningId"] == m["provisioningId"] || again["encryptedData"] == m["encryptedData"] {
 			t.Fatal("two requests gave one payload")

@@ -128,8 +128,10 @@ func (e *env) cdStatusEvents(t *testing.T, cardID string) []string {
 	return out
 }
 
-// panLike finds a run of 13 or more digits: no body may carry a card number.
-var panLike = regexp.MustCompile(`[0-9]{13,19}`)
+// panLike finds a run of 13 to 19 digits standing on its own (not inside a
+// longer word such as a hex identifier or base64 text, where random digit
+// runs occur): no body may carry a card number.
+var panLike = regexp.MustCompile(`(^|[^0-9A-Za-z+/])[0-9]{13,19}($|[^0-9A-Za-z+/=])`)
 
 // cdNoPAN fails if a body carries a PAN-like digit run, a CVV field or a
 // reveal URL (R-CARD-28).
