@@ -4,9 +4,6 @@ import "context"
 
 // EventsForCustomer returns the events about one customer, oldest first.
 func (q Q) EventsForCustomer(ctx context.Context, t Tenant, customerID string) ([]Event, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return nil, err
-	}
 	rows, err := q.query(ctx, `SELECT id, type, resource_id, envelope, created_at FROM events
 		WHERE platform_id = ? AND env = ? AND resource_id = ? ORDER BY id`, t.PlatformID, t.Env, customerID)
 	if err != nil {

@@ -25,9 +25,6 @@ type Event struct {
 
 // GetEvent returns one event of the tenant.
 func (q Q) GetEvent(ctx context.Context, t Tenant, id string) (Event, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return Event{}, err
-	}
 	var e Event
 	var env string
 	var created int64

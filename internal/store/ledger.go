@@ -166,23 +166,22 @@ type LockedLedgerAccount struct {
 	Balance *LedgerBalance
 }
 
-// LockLedgerAccounts returns those of ids that are accounts of the tenant,
-// with their balance rows. On PostgreSQL the balance rows are locked FOR
-// UPDATE in ascending account-id order (the one lock order every writer
-// uses, so writers never deadlock on balance rows). SQLite, with its single
-// writer, needs no lock.
-func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[string]LockedLedgerAccount, error) {
-	out := make(map[string]LockedLedgerAccount, len(ids))
-	if q.engine == Postgres {
-		// The accounts with a balance row, locked in account order, in one
-		// query; then those without one (hot accounts), if any.
-		ids = ledgerDedupe(ids)
-		err := q.eachInChunks(ctx, ids, func(in string) (string, []any) {
-			return `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits,
-				b.floor_zero, b.version, b.updated_at, b.closed FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
-				WHERE b.platform_id = ? AND b.env = ? AND a.platform_id = b.platform_id AND a.env = b.env
-				AND b.account_id IN (` + in + `) ORDER BY b.account_id FOR UPDATE OF b`, []any{t.PlatformID, t.Env}
-		}, func(r *sql.Rows) error {
+// lockBalancesPG locks the balance rows of ids in account order and puts
+// them, with their accounts, in out. The ids are named for both tables: with
+// the list on the balances alone, a small ledger_accounts was planned as a
+// sequential scan and a hash join for every transfer.
+func (q Q) lockBalancesPG(ctx context.Context, t Tenant, ids []string, out map[string]LockedLedgerAccount) error {
+	for _, chunk := range ledgerChunks(ids) {
+		in, list := ledgerPlaceholders(len(chunk)), ledgerAnys(chunk)
+		args := append(append([]any{t.PlatformID, t.Env}, list...), list...)
+		rows, err := q.query(ctx, `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits,
+			b.floor_zero, b.version, b.updated_at, b.closed FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
+			WHERE b.platform_id = ? AND b.env = ? AND a.platform_id = b.platform_id AND a.env = b.env
+			AND a.id IN (`+in+`) AND b.account_id IN (`+in+`) ORDER BY b.account_id FOR UPDATE OF b`, args...)
+		if err != nil {
+			return err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
 			var a LockedLedgerAccount
 			var b LedgerBalance
 			var updated int64
@@ -196,6 +195,24 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 			return nil
 		})
 		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LockLedgerAccounts returns those of ids that are accounts of the tenant,
+// with their balance rows. On PostgreSQL the balance rows are locked FOR
+// UPDATE in ascending account-id order (the one lock order every writer
+// uses, so writers never deadlock on balance rows). SQLite, with its single
+// writer, needs no lock.
+func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[string]LockedLedgerAccount, error) {
+	out := make(map[string]LockedLedgerAccount, len(ids))
+	if q.engine == Postgres {
+		// The accounts with a balance row, locked in account order, in one
+		// query; then those without one (hot accounts), if any.
+		ids = ledgerDedupe(ids)
+		if err := q.lockBalancesPG(ctx, t, ids, out); err != nil {
 			return nil, err
 		}
 		var rest []string

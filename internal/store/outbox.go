@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -62,12 +63,6 @@ func (q Q) QueueEvent(e Event) error {
 	return nil
 }
 
-// flushOutbox writes the queued events, their deliveries and the queued
-// writes: reads of those tables through the transaction call it first.
-func (q Q) flushOutbox(ctx context.Context) error {
-	return q.execAll(ctx, append(q.takeEvents(), q.takeWrites()...))
-}
-
 // takeWrites empties the queued writes, the batch's earlier fns' too.
 func (q Q) takeWrites() []statement {
 	if q.outbox == nil {
@@ -84,19 +79,27 @@ func (q Q) takeWrites() []statement {
 	return w
 }
 
-// flushFor writes the queued writes before query is sent when query may
-// touch a table they go to: it names the table, or a table whose rows
-// refer to it (referencing). Over-flushing costs a round trip; never
+// flushFor writes the queued events and writes before query is sent when
+// query may touch a table they go to: it names the table, or a table whose
+// rows refer to it (referencing). Over-flushing costs a round trip; never
 // flushing when it should would hide rows the transaction made.
 func (q Q) flushFor(ctx context.Context, query string) error {
 	if q.outbox == nil || !q.outbox.queuedFor(query) {
 		return nil
 	}
-	return q.execAll(ctx, mergeInserts(q.takeWrites()))
+	return q.execAll(ctx, append(q.takeEvents(), mergeInserts(q.takeWrites())...))
 }
 
-// queuedFor reports whether a queued write goes to a table query may touch.
+// eventTables are the tables a queued event is written to (events, its
+// delivery) or that are read with them (webhook_attempts, by event).
+var eventTables = []string{"events", "webhook_deliveries", "webhook_attempts"}
+
+// queuedFor reports whether a queued event or write goes to a table query
+// may touch.
 func (o *outbox) queuedFor(query string) bool {
+	if len(o.events) > 0 && slices.ContainsFunc(eventTables, func(t string) bool { return strings.Contains(query, t) }) {
+		return true
+	}
 	lists := [2][]statement{o.writes}
 	if o.earlier != nil {
 		lists[1] = o.earlier.pending

@@ -60,9 +60,6 @@ func quoteInsert(x Quote) statement {
 // GetQuote returns one quote of the tenant; lock takes a row lock on
 // PostgreSQL until the end of the transaction.
 func (q Q) GetQuote(ctx context.Context, t Tenant, id string, lock bool) (Quote, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return Quote{}, err
-	}
 	query := `SELECT ` + quoteCols + ` FROM quotes WHERE platform_id = ? AND env = ? AND id = ?`
 	if lock {
 		query += q.forUpdate()
@@ -73,9 +70,6 @@ func (q Q) GetQuote(ctx context.Context, t Tenant, id string, lock bool) (Quote,
 // UpdateQuote writes a quote's status, document, execution time and
 // expiry (an SCA challenge moves it).
 func (q Q) UpdateQuote(ctx context.Context, x Quote) error {
-	if err := q.flushOutbox(ctx); err != nil {
-		return err
-	}
 	res, err := q.exec(ctx, `UPDATE quotes SET status = ?, document = ?, executed_at = ?, expires_at = ?, updated_at = ?
 		WHERE platform_id = ? AND env = ? AND id = ?`, x.Status, string(x.Document), nullMicros(x.ExecutedAt),
 		toMicros(x.ExpiresAt), toMicros(x.UpdatedAt), x.Tenant.PlatformID, x.Tenant.Env, x.ID)
@@ -93,9 +87,6 @@ func (q Q) UpdateQuote(ctx context.Context, x Quote) error {
 // SetQuoteStatusByTransaction sets the status of the quote (if any) whose
 // transaction is transactionID.
 func (q Q) SetQuoteStatusByTransaction(ctx context.Context, t Tenant, transactionID, status string, at time.Time) error {
-	if err := q.flushOutbox(ctx); err != nil {
-		return err
-	}
 	_, err := q.exec(ctx, `UPDATE quotes SET status = ?, updated_at = ? WHERE platform_id = ? AND env = ?
 		AND transaction_id = ?`, status, toMicros(at), t.PlatformID, t.Env, transactionID)
 	return err
@@ -104,9 +95,6 @@ func (q Q) SetQuoteStatusByTransaction(ctx context.Context, t Tenant, transactio
 // DueQuotes returns up to limit PENDING or PENDING_AUTHORIZATION quotes (any
 // tenant) whose expiresAt is not after now, oldest expiry first.
 func (q Q) DueQuotes(ctx context.Context, now time.Time, limit int) ([]Quote, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return nil, err
-	}
 	// One branch per status, each served by its partial index (0010, 0044).
 	rows, err := q.query(ctx, `SELECT * FROM (
 		SELECT `+quoteCols+` FROM quotes WHERE status = 'PENDING' AND expires_at <= ?
@@ -127,9 +115,6 @@ func (q Q) DueQuotes(ctx context.Context, now time.Time, limit int) ([]Quote, er
 
 // CountQuotes counts the tenant's quotes (tests prove refusals create none).
 func (q Q) CountQuotes(ctx context.Context, t Tenant) (int, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return 0, err
-	}
 	var n int
 	err := q.queryRow(ctx, `SELECT COUNT(*) FROM quotes WHERE platform_id = ? AND env = ?`, t.PlatformID, t.Env).Scan(&n)
 	return n, classify(err)

@@ -18,9 +18,6 @@ type ScaCustomer struct {
 // GetScaCustomer returns a customer's SCA state (ErrNotFound when it has
 // none yet); lock takes a row lock on PostgreSQL until the transaction ends.
 func (q Q) GetScaCustomer(ctx context.Context, t Tenant, customerID string, lock bool) (ScaCustomer, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return ScaCustomer{}, err
-	}
 	query := `SELECT document, updated_at FROM sca_customers WHERE platform_id = ? AND env = ? AND customer_id = ?`
 	if lock {
 		query += q.forUpdate()
@@ -37,9 +34,6 @@ func (q Q) GetScaCustomer(ctx context.Context, t Tenant, customerID string, lock
 
 // PutScaCustomer inserts or replaces a customer's SCA state.
 func (q Q) PutScaCustomer(ctx context.Context, c ScaCustomer) error {
-	if err := q.flushOutbox(ctx); err != nil {
-		return err
-	}
 	_, err := q.exec(ctx, `INSERT INTO sca_customers (platform_id, env, customer_id, document, updated_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform_id, env, customer_id)
 		DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at`,
@@ -85,9 +79,6 @@ func scanScaChallenge(row interface{ Scan(...any) error }) (ScaChallenge, error)
 
 // InsertScaChallenge stores a new challenge.
 func (q Q) InsertScaChallenge(ctx context.Context, c ScaChallenge) error {
-	if err := q.flushOutbox(ctx); err != nil {
-		return err
-	}
 	_, err := q.exec(ctx, `INSERT INTO sca_challenges (`+scaChallengeCols+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.Tenant.PlatformID, c.Tenant.Env, c.CustomerID, c.QuoteID, c.Purpose, c.Factor, c.Binding, c.CodeHash,
@@ -98,9 +89,6 @@ func (q Q) InsertScaChallenge(ctx context.Context, c ScaChallenge) error {
 // UpdateScaChallenge writes back a challenge's factor, code, status and
 // document.
 func (q Q) UpdateScaChallenge(ctx context.Context, c ScaChallenge) error {
-	if err := q.flushOutbox(ctx); err != nil {
-		return err
-	}
 	res, err := q.exec(ctx, `UPDATE sca_challenges SET factor = ?, code_hash = ?, status = ?, document = ?, updated_at = ?
 		WHERE platform_id = ? AND env = ? AND id = ?`, c.Factor, c.CodeHash, c.Status, string(c.Document),
 		toMicros(c.UpdatedAt), c.Tenant.PlatformID, c.Tenant.Env, c.ID)
@@ -118,9 +106,6 @@ func (q Q) UpdateScaChallenge(ctx context.Context, c ScaChallenge) error {
 // LatestScaChallenge returns the quote's challenge of the highest step
 // (ErrNotFound when it has none); lock locks it on PostgreSQL.
 func (q Q) LatestScaChallenge(ctx context.Context, t Tenant, quoteID string, lock bool) (ScaChallenge, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return ScaChallenge{}, err
-	}
 	query := `SELECT ` + scaChallengeCols + ` FROM sca_challenges WHERE platform_id = ? AND env = ? AND quote_id = ?
 		ORDER BY step DESC, created_at DESC LIMIT 1`
 	if lock {
@@ -145,9 +130,6 @@ type ScaDecision struct {
 
 // InsertScaDecision records one decision.
 func (q Q) InsertScaDecision(ctx context.Context, d ScaDecision) error {
-	if err := q.flushOutbox(ctx); err != nil {
-		return err
-	}
 	_, err := q.exec(ctx, `INSERT INTO sca_decisions (id, platform_id, env, customer_id, kind, factor, outcome, reason,
 		quote_id, challenge_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.Tenant.PlatformID,
 		d.Tenant.Env, d.CustomerID, d.Kind, d.Factor, d.Outcome, d.Reason, d.QuoteID, d.ChallengeID, toMicros(d.CreatedAt))
@@ -156,9 +138,6 @@ func (q Q) InsertScaDecision(ctx context.Context, d ScaDecision) error {
 
 // ScaDecisions lists a customer's decisions, oldest first, at most limit.
 func (q Q) ScaDecisions(ctx context.Context, t Tenant, customerID string, limit int) ([]ScaDecision, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return nil, err
-	}
 	rows, err := q.query(ctx, `SELECT id, customer_id, kind, factor, outcome, reason, quote_id, challenge_id, created_at
 		FROM sca_decisions WHERE platform_id = ? AND env = ? AND customer_id = ? ORDER BY created_at, id LIMIT ?`,
 		t.PlatformID, t.Env, customerID, limit)

@@ -64,9 +64,6 @@ func (q Q) InsertDelivery(ctx context.Context, t Tenant, eventID string, at time
 
 // GetDelivery returns an event's delivery; lock takes a row lock (PostgreSQL).
 func (q Q) GetDelivery(ctx context.Context, t Tenant, eventID string, lock bool) (Delivery, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return Delivery{}, err
-	}
 	query := `SELECT ` + deliveryCols + ` FROM webhook_deliveries d WHERE d.platform_id = ? AND d.env = ? AND d.event_id = ?`
 	if lock {
 		query += q.forUpdate()
@@ -331,9 +328,6 @@ func (tx *Tx) lease(ctx context.Context, picked []Claim, token string, now, unti
 // LeaseDelivery leases one pending delivery to token (for a delivery made
 // synchronously by a request, such as the sandbox test webhook).
 func (q Q) LeaseDelivery(ctx context.Context, t Tenant, eventID, token string, until time.Time) error {
-	if err := q.flushOutbox(ctx); err != nil {
-		return err
-	}
 	now := toMicros(q.Now())
 	res, err := q.exec(ctx, `UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?, attempts = attempts + 1,
 		updated_at = ? WHERE platform_id = ? AND env = ? AND event_id = ? AND state = 'PENDING'
@@ -724,9 +718,6 @@ func scanEventWithDelivery(row interface{ Scan(...any) error }) (EventWithDelive
 // ListEvents returns up to limit events of the tenant after the id `after`
 // (keyset), oldest first, with their deliveries, and how many match in all.
 func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string, limit int) ([]EventWithDelivery, int, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return nil, 0, err
-	}
 	w := where{}
 	w.add("e.platform_id = ?", t.PlatformID)
 	w.add("e.env = ?", t.Env)
@@ -764,9 +755,6 @@ func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string
 
 // GetEventWithDelivery returns one event of the tenant with its delivery.
 func (q Q) GetEventWithDelivery(ctx context.Context, t Tenant, eventID string) (EventWithDelivery, error) {
-	if err := q.flushOutbox(ctx); err != nil {
-		return EventWithDelivery{}, err
-	}
 	return scanEventWithDelivery(q.queryRow(ctx, `SELECT `+eventCols+`, `+deliveryCols+`
 		FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
 		WHERE e.platform_id = ? AND e.env = ? AND e.id = ?`, t.PlatformID, t.Env, eventID))
