@@ -85,12 +85,13 @@ func lower(a, b *int64) *int64 {
 	return b
 }
 
-func (s *Service) capsOf(ctx context.Context, c store.Card) (caps, error) {
-	cfg, err := (&platformconfig.Service{DB: s.DB}).Get(ctx, c.Tenant)
+// capsOf reads the platform's limits through the deciding transaction q:
+// as of that transaction, and without a second connection from the pool.
+func capsOf(ctx context.Context, q store.Q, c store.Card) (caps, error) {
+	p, err := platformconfig.CardConfigsOf(ctx, q, c.Tenant)
 	if err != nil {
 		return caps{}, err
 	}
-	p := cfg.CardConfigs
 	return caps{perTxn: lower(c.MaxSpendPerTransaction, p.MaxSpendPerTransaction),
 		perDay: lower(c.MaxSpendPerDay, p.MaxSpendPerDay), count: lower(c.MaxTransactionsPerDay, p.MaxTransactionsPerDay)}, nil
 }
@@ -105,7 +106,7 @@ func (s *Service) overLimits(ctx context.Context, tx *store.Tx, c store.Card, am
 	if Programs[c.Currency].IssuerDecides {
 		return false, nil
 	}
-	k, err := s.capsOf(ctx, c)
+	k, err := capsOf(ctx, tx.Q, c)
 	if err != nil {
 		return false, err
 	}

@@ -260,23 +260,30 @@ func SkipsVerificationPaperwork(ctx context.Context, q store.Q, t store.Tenant) 
 	return doc.SkipVerificationPaperwork, nil
 }
 
-// AgentBlockedMccs reports the tenant's cardConfigs.agentBlockedMccs, read
-// through q (inside a transaction, without a second connection); no
-// configuration is none.
-func AgentBlockedMccs(ctx context.Context, q store.Q, t store.Tenant) ([]string, error) {
+// CardConfigsOf reports the tenant's cardConfigs, read through q (inside a
+// transaction, without a second connection and as of that transaction); no
+// configuration is none set.
+func CardConfigsOf(ctx context.Context, q store.Q, t store.Tenant) (CardConfigs, error) {
 	row, err := q.GetPlatformConfig(ctx, t, false)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		return CardConfigs{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return CardConfigs{}, err
 	}
 	var doc document
 	if err := json.Unmarshal(row.Document, &doc); err != nil {
-		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
+		return CardConfigs{}, fmt.Errorf("platformconfig: stored document: %w", err)
 	}
-	if doc.CardConfigs.AgentBlockedMccs == nil {
-		return nil, nil
+	return doc.CardConfigs, nil
+}
+
+// AgentBlockedMccs reports the tenant's cardConfigs.agentBlockedMccs, read
+// through q like CardConfigsOf; no configuration is none.
+func AgentBlockedMccs(ctx context.Context, q store.Q, t store.Tenant) ([]string, error) {
+	c, err := CardConfigsOf(ctx, q, t)
+	if err != nil || c.AgentBlockedMccs == nil {
+		return nil, err
 	}
-	return *doc.CardConfigs.AgentBlockedMccs, nil
+	return *c.AgentBlockedMccs, nil
 }
