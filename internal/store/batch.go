@@ -214,7 +214,8 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		return redo
 	}
 	tx := db.newTx(sqlTx)
-	if err := tx.lockDeclared(ctx, batch); err != nil {
+	balances, err := tx.lockDeclared(ctx, batch)
+	if err != nil {
 		b.failures.Add(1)
 		_ = sqlTx.Rollback()
 		tx.outbox.handed.settle(false)
@@ -223,7 +224,8 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		}
 		return redo
 	}
-	run := batchRun{db: db, sqlTx: sqlTx, tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single}
+	run := batchRun{db: db, sqlTx: sqlTx, tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single,
+		balances: balances}
 	// failed ends the batch uncommitted: nothing of it stands, so the
 	// refused run again, and so does everyone else (alone, unless the
 	// failure is one a retry may clear).
@@ -299,6 +301,9 @@ type batchRun struct {
 	handed *handoffs
 	single bool
 	open   bool // the last fn's savepoint is not released yet
+	// balances are the rows lockDeclared locked, as the fns leave them
+	// (balance_cache.go); nil when it locked none.
+	balances *balanceCache
 
 	ok      []*batchReq
 	refused []refusal
@@ -318,7 +323,7 @@ type refusal struct {
 func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	tx := b.tx
 	fnHanded := &handoffs{reg: b.handed.reg}
-	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes}
+	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances}
 	if !b.single {
 		if err := b.savepoint(ctx); err != nil {
 			return err
@@ -342,6 +347,7 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 			}
 		}
 		b.writes.requeue()
+		b.balances.clear() // the rollback undid what the fn wrote to them
 		b.settleFailed(r, res)
 	} else {
 		b.ok = append(b.ok, r)

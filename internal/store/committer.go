@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"slices"
 	"strings"
 )
@@ -46,54 +47,79 @@ func declaredLocks(ctx context.Context) []declaredLock {
 
 // lockDeclared locks, on PostgreSQL, the balance rows the batch's requests
 // declared, in account-id order, in one statement (chunked far beyond any
-// batch's size). SQLite has one writer and needs no lock.
+// batch's size), and returns them as the batch's balance cache
+// (balance_cache.go). SQLite has one writer and needs no lock.
 //
 // A batch of one request needs no such statement: its fn's own
 // LockLedgerAccounts takes the rows in the same order.
-func (q Q) lockDeclared(ctx context.Context, batch []*batchReq) error {
+func (q Q) lockDeclared(ctx context.Context, batch []*batchReq) (*balanceCache, error) {
 	if q.engine != Postgres || len(batch) < 2 {
-		return nil
+		return nil, nil
 	}
-	type row struct{ platformID, env, id string }
-	var rows []row
+	rows := declaredRows(batch)
+	cache := newBalanceCache()
+	const chunk = 1000
+	for len(rows) > 0 {
+		n := min(len(rows), chunk)
+		if err := q.lockDeclaredChunk(ctx, rows[:n], cache); err != nil {
+			return nil, err
+		}
+		rows = rows[n:]
+	}
+	return cache, nil
+}
+
+// declaredRow is one balance row a request declared.
+type declaredRow struct{ platformID, env, id string }
+
+// declaredRows are the batch's declared rows, sorted by account id, without
+// repeats.
+func declaredRows(batch []*batchReq) []declaredRow {
+	var rows []declaredRow
 	for _, r := range batch {
 		for _, l := range r.locks {
 			for _, id := range l.ids {
 				if id != "" {
-					rows = append(rows, row{l.tenant.PlatformID, l.tenant.Env, id})
+					rows = append(rows, declaredRow{l.tenant.PlatformID, l.tenant.Env, id})
 				}
 			}
 		}
 	}
-	slices.SortFunc(rows, func(a, b row) int {
+	slices.SortFunc(rows, func(a, b declaredRow) int {
 		return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.platformID, b.platformID), cmp.Compare(a.env, b.env))
 	})
-	rows = slices.Compact(rows)
-	const chunk = 1000
-	for len(rows) > 0 {
-		n := min(len(rows), chunk)
-		args := make([]any, 0, 3*n)
-		for _, r := range rows[:n] {
-			args = append(args, r.platformID, r.env, r.id)
-		}
-		// The row-lock step sits above the sort: rows are locked in the
-		// ORDER BY's order.
-		query := `SELECT account_id FROM ledger_balances WHERE (platform_id, env, account_id) IN (` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) ORDER BY account_id FOR UPDATE`
-		res, err := q.query(ctx, query, args...)
-		if err != nil {
+	return slices.Compact(rows)
+}
+
+// lockDeclaredChunk locks rows (in the ORDER BY's order: the row-lock step
+// sits above the sort) and puts them, with their accounts, in cache. The
+// rows are named for both tables, as in lockBalancesPG.
+func (q Q) lockDeclaredChunk(ctx context.Context, rows []declaredRow, cache *balanceCache) error {
+	list := make([]any, 0, 3*len(rows))
+	for _, r := range rows {
+		list = append(list, r.platformID, r.env, r.id)
+	}
+	in := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(rows)), ", ")
+	res, err := q.query(ctx, `SELECT b.platform_id, b.env, a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits,
+		b.pending_credits, b.floor_zero, b.version, b.updated_at, b.closed
+		FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
+		WHERE (a.platform_id, a.env, a.id) IN (`+in+`) AND (b.platform_id, b.env, b.account_id) IN (`+in+`)
+		ORDER BY b.account_id FOR UPDATE OF b`, append(list, list...)...)
+	if err != nil {
+		return err
+	}
+	return ledgerEachRow(res, func(r *sql.Rows) error {
+		var t Tenant
+		var a LockedLedgerAccount
+		var b LedgerBalance
+		var updated int64
+		if err := r.Scan(&t.PlatformID, &t.Env, &a.ID, &a.Currency, &a.Kind, &a.Hot, &b.Posted, &b.PendingDebits,
+			&b.PendingCredits, &b.FloorZero, &b.Version, &updated, &a.Closed); err != nil {
 			return err
 		}
-		for res.Next() {
-		}
-		err = res.Err()
-		if cerr := res.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return classify(err)
-		}
-		rows = rows[n:]
-	}
-	return nil
+		b.AccountID, b.UpdatedAt = a.ID, fromMicros(updated)
+		a.Balance = &b
+		cache.put(t, a)
+		return nil
+	})
 }

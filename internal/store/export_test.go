@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
+	"slices"
 )
 
 // Hooks for the external tests of this package (some damage or rewind the
@@ -128,3 +130,35 @@ func (db *DB) FailBatchCommits(fail func() error) {
 
 // ReferencingForTest is the referencing map of the queued-write guard.
 func ReferencingForTest() map[string][]string { return referencing }
+
+// RunBatchForTest runs fns as one batch of the committer, in order, each
+// declaring the tenant's balance rows ids, and returns each fn's answer
+// (errBatchRedo when the batch would have run it again).
+func (db *DB) RunBatchForTest(t Tenant, ids []string, fns ...func(*Tx) error) []error {
+	b := &batcher{db: db}
+	batch := make([]*batchReq, len(fns))
+	for i, fn := range fns {
+		batch[i] = &batchReq{fn: fn, locks: []declaredLock{{tenant: t, ids: ids}}, done: make(chan batchResult, 1)}
+	}
+	redo := db.runBatch(b, batch)
+	errs := make([]error, len(fns))
+	for i, r := range batch {
+		if slices.Contains(redo, r) {
+			errs[i] = ErrBatchRedoForTest
+			continue
+		}
+		errs[i] = (<-r.done).err
+	}
+	return errs
+}
+
+// ErrBatchRedoForTest is RunBatchForTest's answer for a fn the batch would
+// have run again.
+var ErrBatchRedoForTest = errors.New("store: the batch would run this fn again")
+
+// BalancesCachedForTest reports whether the batch's balance cache holds
+// every one of the tenant's rows ids.
+func (q Q) BalancesCachedForTest(t Tenant, ids ...string) bool {
+	_, ok := q.balances().get(t, ids)
+	return ok
+}

@@ -210,8 +210,13 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 	out := make(map[string]LockedLedgerAccount, len(ids))
 	if q.engine == Postgres {
 		// The accounts with a balance row, locked in account order, in one
-		// query; then those without one (hot accounts), if any.
+		// query; then those without one (hot accounts), if any. Inside a
+		// batch that locked them all when it began, none: they are in its
+		// cache.
 		ids = ledgerDedupe(ids)
+		if cached, ok := q.balances().get(t, ids); ok {
+			return cached, nil
+		}
 		if err := q.lockBalancesPG(ctx, t, ids, out); err != nil {
 			return nil, err
 		}
@@ -345,7 +350,25 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 		AND (NOT v.floor_zero OR b.posted - b.pending_debits + v.posted - v.debits >= 0)
 		RETURNING b.account_id`, args}
 	query, all := combine(append(inserts, update))
-	rows, err := q.query(ctx, query, all...)
+	cache := q.balances()
+	failed, err = q.writeLedgerPG(ctx, query, all, changes)
+	if err == nil && failed == "" {
+		cache.applied(t, changes, toMicros(at))
+	} else {
+		cache.clear()
+	}
+	return failed, err
+}
+
+// writeLedgerPG runs WriteLedger's one statement and names the account of
+// a change it did not apply ("" when all did). The batch's balance cache
+// is left to the caller, which knows the changes.
+func (q Q) writeLedgerPG(ctx context.Context, query string, args []any, changes []LedgerBalanceChange) (string, error) {
+	if cache := q.balances(); cache != nil {
+		cache.writing = true
+		defer func() { cache.writing = false }()
+	}
+	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return "", ledgerConflict(err)
 	}

@@ -28,6 +28,9 @@ type outbox struct {
 	// that ran before this one (batch.go); nil otherwise.
 	earlier *batchWrites
 	handed  *handoffs // deliveries leased to this node's workers (handoff.go)
+	// balances, inside a batch that locked balance rows when it began,
+	// holds them as the transaction has them (balance_cache.go).
+	balances *balanceCache
 }
 
 // batchWrites are the queued writes of a batch's fns. made are those a

@@ -61,12 +61,15 @@ func (q Q) Engine() Engine { return q.engine }
 func (q Q) Now() time.Time { return q.now() }
 
 // exec, query and queryRow write the transaction's queued inserts first
-// when the statement may touch their tables (flushFor, outbox.go).
+// when the statement may touch their tables (flushFor, outbox.go), and
+// forget the batch's cached balance rows before a statement that may change
+// them (balance_cache.go).
 
 func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if err := q.flushFor(ctx, query); err != nil {
 		return nil, err
 	}
+	q.balances().noteStatement(query)
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		res, err := st.ExecContext(ctx, args...)
@@ -80,6 +83,7 @@ func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, err
 	if err := q.flushFor(ctx, query); err != nil {
 		return nil, err
 	}
+	q.balances().noteStatement(query)
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		rows, err := st.QueryContext(ctx, args...)
@@ -93,6 +97,7 @@ func (q Q) queryRow(ctx context.Context, query string, args ...any) row {
 	if err := q.flushFor(ctx, query); err != nil {
 		return row{err: err}
 	}
+	q.balances().noteStatement(query)
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		return row{Row: st.QueryRowContext(ctx, args...)}
