@@ -204,3 +204,17 @@ func (e *env) acClock(t *testing.T, at time.Time) func(time.Time) {
 	t.Cleanup(func() { e.db.SetClock(time.Now) })
 	return func(next time.Time) { now = next }
 }
+
+// midDayClock runs the store clock at real speed from 12:00 UTC of the
+// current day, and restores it at the end of the test. It is for tests
+// whose counts hold within one UTC day (daily volumes and limits): on the
+// real clock a run that spans midnight would see the day's count start
+// again halfway. Background work keeps running: the clock only moves
+// forward, as the real one does.
+func (e *env) midDayClock(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	noon := start.UTC().Truncate(24 * time.Hour).Add(12 * time.Hour)
+	e.db.SetClock(func() time.Time { return noon.Add(time.Since(start)) })
+	t.Cleanup(func() { e.db.SetClock(time.Now) })
+}
