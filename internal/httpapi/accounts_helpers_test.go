@@ -204,3 +204,20 @@ func (e *env) acClock(t *testing.T, at time.Time) func(time.Time) {
 	t.Cleanup(func() { e.db.SetClock(time.Now) })
 	return func(next time.Time) { now = next }
 }
+
+// midDay is 12:00 UTC of the current day: a start from which a test can
+// move a store clock forward by hours and stay in the same UTC day.
+func midDay() time.Time { return time.Now().UTC().Truncate(24 * time.Hour).Add(12 * time.Hour) }
+
+// midDayClock runs the store clock at real speed from 12:00 UTC of the
+// current day, and restores it at the end of the test. It is for tests
+// whose counts hold within one UTC day (daily volumes and limits): on the
+// real clock a run that spans midnight would see the day's count start
+// again halfway. Background work keeps running: the clock only moves
+// forward, as the real one does.
+func (e *env) midDayClock(t *testing.T) {
+	t.Helper()
+	start, noon := time.Now(), midDay()
+	e.db.SetClock(func() time.Time { return noon.Add(time.Since(start)) })
+	t.Cleanup(func() { e.db.SetClock(time.Now) })
+}

@@ -13,6 +13,7 @@ import (
 // transaction, store.AddAgentUsage).
 func TestAgents_ConcurrentExecutionsNeverPassTheDailyLimit(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the limit is per UTC day
 		customer, _ := e.qtSetup(t, "USD", "EUR")
 		usd, eur := e.qtAccountID(t, customer, "USD"), e.qtAccountID(t, customer, "EUR")
 		e.acFund(t, usd, 1_000_000)
@@ -100,6 +101,7 @@ func TestAgents_ConcurrentApprovalsExecuteOnce_R_AGENT_20(t *testing.T) {
 // issue exactly five cards, on SQLite and PostgreSQL.
 func TestAgents_ConcurrentCardIssuancesNeverPassTheDailyLimit(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the limit is per UTC day
 		a, _, _, usd := e.agCardFixture(t, 0, agPolicy(1_000_000, 1_000, 5_000, agCardPerms...), true)
 		const n = 12
 		statuses := make([]int, n)

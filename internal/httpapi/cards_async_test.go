@@ -166,6 +166,7 @@ func cdTime(t *testing.T, m map[string]any, field string) time.Time {
 // (R-CARD-38: clearing may settle higher). docs/cards.md.
 func TestCards_AdviceIsNeverDeclined_R_CARD_38_R_CARD_39(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the day's spend is counted across the test
 		_, usd, card := e.cdFunded(t, 2_000, "maxSpendPerTransaction", 1_000, "maxSpendPerDay", 2_500)
 		first := e.cdAuth(t, card, 900)["id"].(string)
 		r := e.cdSim(card, "authorization_advice", cobj{"cardTransactionId": first, "amount": 1_500}) // above the per-transaction limit

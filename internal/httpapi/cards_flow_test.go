@@ -16,6 +16,7 @@ import (
 // statement shows the card's posting and the ledger balances throughout.
 func TestCards_DoneWhenFlow(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the daily spend limit counts across the test
 		cust, usd, wallet := e.cdWalletSetup(t)
 		e.acFund(t, usd, 50_000)
 		card := e.cdCard(t, cust, usd)["id"].(string)
@@ -59,7 +60,7 @@ func TestCards_DoneWhenFlow(t *testing.T) {
 		}
 		// The statement of the day so far (its settlement has closed once no
 		// authorization is open and the sandbox delay has passed).
-		now := time.Now().UTC()
+		now := e.db.Now().UTC()
 		time.Sleep(5100 * time.Millisecond)
 		st := e.do("GET", stPath(usd, stRFC(now.Add(-time.Hour)), stRFC(now)), nil)
 		expect(t, st, http.StatusOK, "")

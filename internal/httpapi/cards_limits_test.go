@@ -14,6 +14,7 @@ import (
 // authorizations.
 func TestCards_Limits_R_CARD_38_R_CARD_40(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // transactions per day count per UTC day
 		_, _, card := e.cdFunded(t, 100_000, "maxSpendPerTransaction", 5_000, "maxTransactionsPerDay", 4)
 		if x := e.cdAuth(t, card, 5_000); x["status"] != "AUTHORIZED" { // R-CARD-38
 			t.Fatalf("R-CARD-38: at the limit %v", x["cardDeclinedReason"])

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
@@ -79,6 +80,10 @@ func TestOps_LogsHoldNoSecrets(t *testing.T) {
 func TestOps_RateLimit_R_ERR_20(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, Options{RateLimit: 0.5, RateBurst: 2})
+		// A still clock: on a slow machine a second between the requests
+		// would refill half a token and make Retry-After 1.
+		still := time.Now()
+		e.srv.limiter.SetClock(func() time.Time { return still })
 		expect(t, e.do("GET", "/config", nil), http.StatusOK, "")
 		expect(t, e.do("GET", "/config", nil), http.StatusOK, "")
 		r := e.do("GET", "/config", nil)

@@ -38,6 +38,7 @@ func (e *env) qtRefusal(t *testing.T, sender string, body any, status int, code 
 func TestQuotes_Refusals_ChangeNothing(t *testing.T) {
 	t.Parallel()
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the daily-volume subtest counts the day's executions
 		e.acSupport(t, "USD", "EUR", "INR")
 		a, b := e.qtCustomer(t), e.qtCustomer(t)
 		noTerms := e.acCustomer(t)

@@ -72,6 +72,7 @@ func TestQuotes_ExternalDestination(t *testing.T) {
 // the same key answers the same transaction and debits once.
 func TestTransfers_Out(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the last subtest counts the day's volume
 		a, b := e.qtSetup(t)
 		src := e.qtAccountID(t, a, "USD")
 		ext := e.qtExternal(t, b, "1234561234")

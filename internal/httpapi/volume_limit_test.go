@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/paymentsd/paymentsd/internal/rails"
 )
@@ -17,6 +16,7 @@ import (
 func TestQuotes_DailyVolumeReleasedByFailedAndCancelledPayouts_R_ERR_21(t *testing.T) {
 	railsFactorZero(t)
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the volume counts per UTC day
 		ctx := context.Background()
 		a, _ := e.qtSetup(t)
 		src := e.qtAccountID(t, a, "USD")
@@ -84,6 +84,7 @@ func TestQuotes_DailyVolumeReleasedByFailedAndCancelledPayouts_R_ERR_21(t *testi
 // --daily-volume-limit flag).
 func TestQuotes_DailyVolumeLimitPersistsAndDefaults_R_ERR_21(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		e.midDayClock(t) // the volume counts per UTC day
 		ctx := context.Background()
 		a, b := e.qtSetup(t)
 		src, dst := e.qtAccountID(t, a, "USD"), e.qtAccountID(t, b, "USD")
@@ -110,7 +111,7 @@ func TestQuotes_DailyVolumeLimitPersistsAndDefaults_R_ERR_21(t *testing.T) {
 		e.srv = withDefault
 		expect(t, e.do("POST", "/quotes", qtBody(src, dst, "SENDING", 2_001)), http.StatusTooManyRequests, "DAILY_VOLUME_LIMIT_EXCEEDED")
 		e.qtQuote(t, qtBody(src, dst, "SENDING", 2_000, "immediatelyExecute", true))
-		if v, _ := e.db.Read().DailyVolume(ctx, e.acTenant(), time.Now()); v != 5_000 {
+		if v, _ := e.db.Read().DailyVolume(ctx, e.acTenant(), e.db.Now()); v != 5_000 {
 			t.Fatalf("volume %d, want 5000", v)
 		}
 	})

@@ -358,6 +358,13 @@ func TestOpen_RejectsUnknownURL(t *testing.T) {
 // (PostgreSQL; a no-op on SQLite).
 func TestRefreshPlannerStatistics(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Engine() == store.Postgres {
+			// Autovacuum would analyze the table too when it happens by
+			// (last_autoanalyze), and then the refresh rightly skips it.
+			if err := db.ExecRaw(ctx, "ALTER TABLE api_tokens SET (autovacuum_enabled = false)"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for i := range 120 {
 			mustToken(t, db, store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}, fmt.Sprint(i))
 		}

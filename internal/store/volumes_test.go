@@ -3,7 +3,6 @@ package store_test
 import (
 	"database/sql"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -186,11 +185,13 @@ func TestDailyVolume_MigrationBackfill(t *testing.T) {
 // and the limit holds exactly: 40 of each round's 60 adds fit, whichever
 // path each took. Every add that needed a second attempt (InTx retries a
 // deadlock) is counted, and on PostgreSQL the server's own deadlock counter
-// must not move.
+// must not move: the test has a database of its own, as the counter is
+// per database and other tests (other packages' too, at the same time in
+// CI) have deadlocks that their retries absorb.
 func TestDailyVolume_ConcurrentAddsNearLimitNoDeadlock(t *testing.T) {
-	storetest.EachWith(t, store.Options{MaxConns: 32}, func(t *testing.T, db *store.DB) {
+	storetest.EachWithOwnDatabase(t, store.Options{MaxConns: 32}, func(t *testing.T, db *store.DB, pgURL string) {
 		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
-		deadlocksBefore := pgDeadlocks(t, db, false)
+		deadlocksBefore := pgDeadlocks(t, db, pgURL, false)
 		const rounds, adds, fit, usd = 10, 60, 40, 7
 		var retries atomic.Int64
 		for round := range rounds {
@@ -224,18 +225,18 @@ func TestDailyVolume_ConcurrentAddsNearLimitNoDeadlock(t *testing.T) {
 		if n := retries.Load(); n != 0 {
 			t.Errorf("%d adds were retried after a deadlock or serialization failure", n)
 		}
-		if n := pgDeadlocks(t, db, true) - deadlocksBefore; n != 0 {
+		if n := pgDeadlocks(t, db, pgURL, true) - deadlocksBefore; n != 0 {
 			t.Errorf("pg_stat_database.deadlocks rose by %d", n)
 		}
 	})
 }
 
-// pgDeadlocks reads the PostgreSQL database's deadlock counter (0 on
-// SQLite) through a connection of its own. A backend reports its deadlocks
-// when it has been idle a while or exits: with closeFirst it closes the
-// store (unusable afterwards) so that its backends exit and report, and
-// gives them a moment to.
-func pgDeadlocks(t *testing.T, db *store.DB, closeFirst bool) int64 {
+// pgDeadlocks reads the deadlock counter of the PostgreSQL database at
+// pgURL (0 on SQLite) through a connection of its own. A backend reports
+// its deadlocks when it has been idle a while or exits: with closeFirst it
+// closes the store (unusable afterwards) so that its backends exit and
+// report, and gives them a moment to.
+func pgDeadlocks(t *testing.T, db *store.DB, pgURL string, closeFirst bool) int64 {
 	t.Helper()
 	if db.Engine() != store.Postgres {
 		return 0
@@ -244,7 +245,7 @@ func pgDeadlocks(t *testing.T, db *store.DB, closeFirst bool) int64 {
 		db.Close()
 		time.Sleep(time.Second)
 	}
-	c, err := sql.Open("pgx", os.Getenv(storetest.PostgresEnv))
+	c, err := sql.Open("pgx", pgURL)
 	if err != nil {
 		t.Fatal(err)
 	}

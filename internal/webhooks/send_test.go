@@ -50,14 +50,16 @@ func TestDelivery_TimeoutAndLongAnswers(t *testing.T) {
 		b := newTenant(t, db, store.EnvSandbox, chatty.URL+"/chatty")
 		evA, evB := emit(t, db, a, "TEST"), emit(t, db, b, "TEST")
 		opts := testOptions()
-		opts.RequestTimeout = 300 * time.Millisecond
+		// Long enough that the fast receiver always answers in time on a
+		// loaded machine under -race; the slow one never answers.
+		opts.RequestTimeout = 2 * time.Second
 		began := time.Now()
 		start(t, NewRunner(db, nil, opts))
 		drive(t, nil, 0, func() bool {
 			return len(attempts(t, db, a, evA.ID)) == 1 && len(attempts(t, db, b, evB.ID)) == 1
 		})
 		if took := time.Since(began); took > 10*time.Second {
-			t.Fatalf("a 300ms timeout took %v", took)
+			t.Fatalf("a %v timeout took %v", opts.RequestTimeout, took)
 		}
 		at := attempts(t, db, a, evA.ID)[0]
 		if at.StatusCode != 0 || at.Error != "no response before the timeout" {

@@ -61,6 +61,25 @@ func EachWith(t *testing.T, opts store.Options, fn func(t *testing.T, db *store.
 	}
 }
 
+// EachWithOwnDatabase is EachWith, except that on PostgreSQL the store is in
+// a database of its own (dropped when the test ends), not a schema, and fn
+// gets that database's URL ("" on SQLite). It is for a test that reads
+// database-wide statistics, such as pg_stat_database's deadlock counter,
+// which the other tests on the shared database move: in CI the packages'
+// tests run at the same time on one database.
+func EachWithOwnDatabase(t *testing.T, opts store.Options, fn func(t *testing.T, db *store.DB, pgURL string)) {
+	for _, e := range Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			if e.Name != "postgres" {
+				fn(t, openSQLite(t, opts), "")
+				return
+			}
+			u := postgresDatabase(t)
+			fn(t, openURL(t, u, opts), u)
+		})
+	}
+}
+
 // OpenSQLite opens a store in a new temporary directory.
 func OpenSQLite(t testing.TB) *store.DB { return openSQLite(t, store.Options{}) }
 
@@ -159,6 +178,39 @@ func postgresSchema(t testing.TB) string {
 	qs := u.Query()
 	qs.Set("search_path", schema)
 	u.RawQuery = qs.Encode()
+	return u.String()
+}
+
+// postgresDatabase makes a database of its own for the test, dropped when
+// it ends, and returns the URL that uses it.
+func postgresDatabase(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		t.Skipf("%s not set", PostgresEnv)
+	}
+	name := "t_" + randHex(8)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	defer admin.Close()
+	// template0: nobody is connected to it, which CREATE DATABASE requires.
+	if _, err := admin.Exec("CREATE DATABASE " + name + " TEMPLATE template0"); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := sql.Open("pgx", base)
+		if err == nil {
+			_, _ = a.Exec("DROP DATABASE " + name + " WITH (FORCE)")
+			a.Close()
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", PostgresEnv, err)
+	}
+	u.Path = "/" + name
 	return u.String()
 }
 
