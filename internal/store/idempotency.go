@@ -107,11 +107,22 @@ func (q Q) CompleteIdempotencyKey(ctx context.Context, t Tenant, key, lockToken 
 // request's effect transaction, or after it failed without effect).
 // ErrConflict means the key is already taken: another request with it
 // finished first, and this one must roll back its effect and replay that one.
+//
+// Inside a batch of several requests (InBatchTx) the row is queued and goes
+// in with the batch's commit, its table's rows as one statement. A key
+// taken meanwhile then fails that commit, and every request of the batch
+// runs again alone (batch.go), where the row is inserted at once: so the
+// conflict is still this request's ErrConflict, with nothing of it
+// committed.
 func (q Q) InsertIdempotencyRecord(ctx context.Context, t Tenant, key, hash string, status int, body []byte) error {
-	now := q.Now()
-	_, err := q.exec(ctx, `INSERT INTO idempotency_keys (platform_id, env, idem_key, request_hash, lock_token,
+	now := toMicros(q.Now())
+	st := statement{`INSERT INTO idempotency_keys (platform_id, env, idem_key, request_hash, lock_token,
 		locked_until, status_code, response_body, created_at) VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)`,
-		t.PlatformID, t.Env, key, hash, toMicros(now), status, string(body), toMicros(now))
+		[]any{t.PlatformID, t.Env, key, hash, now, status, string(body), now}}
+	if q.outbox != nil && q.outbox.shared {
+		return q.queueWrite(st)
+	}
+	_, err := q.exec(ctx, st.sql, st.args...)
 	return err
 }
 

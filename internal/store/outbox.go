@@ -28,6 +28,9 @@ type outbox struct {
 	// that ran before this one (batch.go); nil otherwise.
 	earlier *batchWrites
 	handed  *handoffs // deliveries leased to this node's workers (handoff.go)
+	// shared: a fn of a batch of several (InBatchTx), whose commit failing
+	// runs each of them again alone.
+	shared bool
 	// balances, inside a batch that locked balance rows when it began,
 	// holds them as the transaction has them (balance_cache.go).
 	balances *balanceCache
@@ -122,8 +125,9 @@ func (o *outbox) queuedFor(query string) bool {
 // (TestQueuedTables_ReferencingCoversTheMigrations) reads the migrations so
 // that a new foreign key cannot be missed here.
 var referencing = map[string][]string{
-	"transactions": {"card_open_authorizations"},
-	"quotes":       nil,
+	"transactions":     {"card_open_authorizations"},
+	"quotes":           nil,
+	"idempotency_keys": nil,
 }
 
 // touches reports whether query may touch the table insert writes to: it
