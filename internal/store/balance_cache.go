@@ -23,9 +23,6 @@ import "strings"
 // One batch runs its fns one after another on one goroutine: no lock.
 type balanceCache struct {
 	rows map[balanceKey]LockedLedgerAccount
-	// writing is set while WriteLedger's own statement runs: it changes
-	// the rows and applies the same change here afterwards.
-	writing bool
 }
 
 type balanceKey struct {
@@ -72,12 +69,27 @@ func (c *balanceCache) clear() {
 // noteStatement empties the cache before a statement that may change
 // balance rows outside WriteLedger.
 func (c *balanceCache) noteStatement(query string) {
-	if c == nil || c.writing || len(c.rows) == 0 || !strings.Contains(query, "ledger_balances") {
+	if c == nil || len(c.rows) == 0 || !strings.Contains(query, "ledger_balances") {
 		return
 	}
 	if !strings.HasPrefix(strings.TrimSpace(query), "SELECT") {
 		c.clear()
 	}
+}
+
+// holds reports whether the cache has the tenant's row of every change at
+// the version the change was decided on.
+func (c *balanceCache) holds(t Tenant, changes []LedgerBalanceChange) bool {
+	if c == nil {
+		return false
+	}
+	for _, ch := range changes {
+		a, ok := c.rows[balanceKey{t, ch.AccountID}]
+		if !ok || a.Balance.Version != ch.Version {
+			return false
+		}
+	}
+	return true
 }
 
 // applied records changes WriteLedger made at `at`.

@@ -226,6 +226,9 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	}
 	run := batchRun{db: db, sqlTx: sqlTx, tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single,
 		balances: balances}
+	if !single && db.engine == Postgres {
+		run.volumes = newVolumeCache()
+	}
 	// failed ends the batch uncommitted: nothing of it stands, so the
 	// refused run again, and so does everyone else (alone, unless the
 	// failure is one a retry may clear).
@@ -302,8 +305,11 @@ type batchRun struct {
 	single bool
 	open   bool // the last fn's savepoint is not released yet
 	// balances are the rows lockDeclared locked, as the fns leave them
-	// (balance_cache.go); nil when it locked none.
+	// (balance_cache.go); nil when it locked none. volumes are the
+	// daily-volume rows the batch added to (volumes.go); nil in a batch of
+	// one and on SQLite.
 	balances *balanceCache
+	volumes  *volumeCache
 
 	ok      []*batchReq
 	refused []refusal
@@ -323,7 +329,7 @@ type refusal struct {
 func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	tx := b.tx
 	fnHanded := &handoffs{reg: b.handed.reg}
-	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances,
+	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances, volumes: b.volumes,
 		shared: !b.single}
 	if !b.single {
 		if err := b.savepoint(ctx); err != nil {
@@ -349,6 +355,7 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 		}
 		b.writes.requeue()
 		b.balances.clear() // the rollback undid what the fn wrote to them
+		b.volumes.clear()
 		b.settleFailed(r, res)
 	} else {
 		b.ok = append(b.ok, r)

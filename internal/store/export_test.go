@@ -162,3 +162,28 @@ func (q Q) BalancesCachedForTest(t Tenant, ids ...string) bool {
 	_, ok := q.balances().get(t, ids)
 	return ok
 }
+
+// QueuedDeltasForTest counts the ledger writes and daily-volume adds the
+// running fn has queued for the batch's commit (at_commit.go).
+func (q Q) QueuedDeltasForTest() (ledger, volume int) {
+	if q.outbox == nil {
+		return 0, 0
+	}
+	for _, w := range q.outbox.writes {
+		if w.ledger != nil {
+			ledger++
+		}
+		if w.volume != nil {
+			volume++
+		}
+	}
+	return ledger, volume
+}
+
+// ExecUnguardedForTest sends a statement through the transaction without
+// its guards: no queued write is written first and no cache is emptied, as
+// a change the store does not know of would.
+func (q Q) ExecUnguardedForTest(ctx context.Context, query string, args ...any) error {
+	_, err := q.x.ExecContext(ctx, q.rebind(query), args...)
+	return err
+}

@@ -64,9 +64,9 @@ func TestInTxRetryBackoffHonoursContext(t *testing.T) {
 // Queued inserts of one shape become one multi-row statement; others stay
 // as they are, in place.
 func TestMergeInserts(t *testing.T) {
-	a := statement{"INSERT INTO quotes (id, n) VALUES (?, ?)", []any{"q1", 1}}
-	b := statement{"INSERT INTO other (id) VALUES (?) ON CONFLICT DO NOTHING", []any{"o"}}
-	c := statement{"INSERT INTO quotes (id, n) VALUES (?, ?)", []any{"q2", 2}}
+	a := statement{sql: "INSERT INTO quotes (id, n) VALUES (?, ?)", args: []any{"q1", 1}}
+	b := statement{sql: "INSERT INTO other (id) VALUES (?) ON CONFLICT DO NOTHING", args: []any{"o"}}
+	c := statement{sql: "INSERT INTO quotes (id, n) VALUES (?, ?)", args: []any{"q2", 2}}
 	got := mergeInserts([]statement{a, b, c})
 	if len(got) != 2 || got[0].sql != "INSERT INTO quotes (id, n) VALUES (?, ?), (?, ?)" ||
 		len(got[0].args) != 4 || got[0].args[2] != "q2" || got[1].sql != b.sql {

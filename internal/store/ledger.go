@@ -304,7 +304,8 @@ func (q Q) ChangeLedgerBalance(ctx context.Context, t Tenant, c LedgerBalanceCha
 	return n == 1, err
 }
 
-// WriteLedger stores what a ledger batch decided: its transfers
+// WriteLedger stores what a ledger batch decided (inside a batch of several
+// on PostgreSQL, usually queued for the commit: queueLedger): its transfers
 // (InsertLedgerTransfers), postings and statement buckets (see
 // ledgerBucketUpserts), then its balance changes
 // (ChangeLedgerBalance each). failed names the account of a change that did
@@ -313,6 +314,9 @@ func (q Q) ChangeLedgerBalance(ctx context.Context, t Tenant, c LedgerBalanceCha
 // transfer costs one round trip to write instead of five.
 func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, bucketed []LedgerPosting,
 	changes []LedgerBalanceChange, at time.Time) (failed string, err error) {
+	if q.queueLedger(t, ts, ps, bucketed, changes, toMicros(at)) {
+		return "", nil // written with the batch's others (at_commit.go)
+	}
 	transfers := ledgerTransferInserts(ts)
 	inserts := append(append(transfers, ledgerPostingInserts(ps)...), ledgerBucketUpserts(bucketed)...)
 	params := 0
@@ -342,13 +346,13 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 		args = append(args, c.AccountID, c.Version, c.Posted, c.PendingDebits, c.PendingCredits, c.FloorZero)
 	}
 	args = append(args, t.PlatformID, t.Env)
-	update := statement{`UPDATE ledger_balances AS b SET posted = b.posted + v.posted,
+	update := statement{sql: `UPDATE ledger_balances AS b SET posted = b.posted + v.posted,
 		pending_debits = b.pending_debits + v.debits, pending_credits = b.pending_credits + v.credits,
 		version = b.version + 1, updated_at = ?
 		FROM (VALUES ` + values + `) AS v (account_id, version, posted, debits, credits, floor_zero)
 		WHERE b.account_id = v.account_id AND b.platform_id = ? AND b.env = ? AND b.version = v.version
 		AND (NOT v.floor_zero OR b.posted - b.pending_debits + v.posted - v.debits >= 0)
-		RETURNING b.account_id`, args}
+		RETURNING b.account_id`, args: args}
 	query, all := combine(append(inserts, update))
 	cache := q.balances()
 	failed, err = q.writeLedgerPG(ctx, query, all, changes)
@@ -364,9 +368,10 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 // a change it did not apply ("" when all did). The batch's balance cache
 // is left to the caller, which knows the changes.
 func (q Q) writeLedgerPG(ctx context.Context, query string, args []any, changes []LedgerBalanceChange) (string, error) {
-	if cache := q.balances(); cache != nil {
-		cache.writing = true
-		defer func() { cache.writing = false }()
+	if q.outbox != nil {
+		was := q.outbox.flushing
+		q.outbox.flushing = true // its own change: applied to the cache after
+		defer func() { q.outbox.flushing = was }()
 	}
 	rows, err := q.query(ctx, query, args...)
 	if err != nil {
@@ -566,7 +571,7 @@ func ledgerTransferInserts(ts []LedgerTransfer) []statement {
 			args = append(args, tr.ID, tr.Tenant.PlatformID, tr.Tenant.Env, tr.Kind, ledgerNullString(tr.HoldID),
 				ledgerNullString(tr.ReversesID), tr.Reference, meta, toMicros(tr.CreatedAt))
 		}
-		out = append(out, statement{`INSERT INTO ledger_transfers (` + ledgerTransferCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args})
+		out = append(out, statement{sql: `INSERT INTO ledger_transfers (` + ledgerTransferCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args: args})
 	}
 	return out
 }
@@ -580,7 +585,7 @@ func ledgerPostingInserts(ps []LedgerPosting) []statement {
 			args = append(args, p.ID, p.Tenant.PlatformID, p.Tenant.Env, p.TransferID, p.AccountID, p.Currency,
 				p.Amount, p.Pending, toMicros(p.CreatedAt))
 		}
-		out = append(out, statement{`INSERT INTO ledger_postings (` + ledgerPostingCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args})
+		out = append(out, statement{sql: `INSERT INTO ledger_postings (` + ledgerPostingCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args: args})
 	}
 	return out
 }

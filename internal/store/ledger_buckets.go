@@ -74,10 +74,10 @@ func ledgerBucketUpserts(ps []LedgerPosting) []statement {
 		for _, k := range part {
 			args = append(args, k.account, k.span, k.start, sums[k])
 		}
-		out = append(out, statement{`INSERT INTO ledger_posting_buckets (account_id, span, bucket_start, amount)
+		out = append(out, statement{sql: `INSERT INTO ledger_posting_buckets (account_id, span, bucket_start, amount)
 			VALUES ` + ledgerRowsOf(len(part), 4) + `
 			ON CONFLICT (account_id, span, bucket_start)
-			DO UPDATE SET amount = ledger_posting_buckets.amount + excluded.amount`, args})
+			DO UPDATE SET amount = ledger_posting_buckets.amount + excluded.amount`, args: args})
 	}
 	return out
 }

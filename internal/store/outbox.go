@@ -32,8 +32,14 @@ type outbox struct {
 	// runs each of them again alone.
 	shared bool
 	// balances, inside a batch that locked balance rows when it began,
-	// holds them as the transaction has them (balance_cache.go).
+	// holds them as the transaction has them (balance_cache.go); volumes,
+	// inside a batch of several, the daily-volume shard rows it added to
+	// (volumes.go).
 	balances *balanceCache
+	volumes  *volumeCache
+	// flushing is set while the queued writes are written: those
+	// statements change rows the caches already hold as they will be.
+	flushing bool
 }
 
 // batchWrites are the queued writes of a batch's fns. made are those a
@@ -93,7 +99,7 @@ func (q Q) flushFor(ctx context.Context, query string) error {
 	if q.outbox == nil || !q.outbox.queuedFor(query) {
 		return nil
 	}
-	return q.execAll(ctx, append(q.takeEvents(), mergeInserts(q.takeWrites())...))
+	return q.writeQueued(ctx, q.takeEvents(), q.takeWrites())
 }
 
 // eventTables are the tables a queued event is written to (events, its
@@ -112,7 +118,7 @@ func (o *outbox) queuedFor(query string) bool {
 	}
 	for _, list := range lists {
 		for _, st := range list {
-			if touches(query, st.sql) {
+			if touches(query, st) {
 				return true
 			}
 		}
@@ -125,29 +131,36 @@ func (o *outbox) queuedFor(query string) bool {
 // (TestQueuedTables_ReferencingCoversTheMigrations) reads the migrations so
 // that a new foreign key cannot be missed here.
 var referencing = map[string][]string{
-	"transactions":     {"card_open_authorizations"},
-	"quotes":           nil,
-	"idempotency_keys": nil,
+	"transactions":           {"card_open_authorizations"},
+	"quotes":                 nil,
+	"idempotency_keys":       nil,
+	"ledger_transfers":       {"ledger_postings", "transactions"},
+	"ledger_postings":        nil,
+	"ledger_posting_buckets": nil,
+	"ledger_balances":        nil,
+	"daily_volumes":          nil,
 }
 
-// touches reports whether query may touch the table insert writes to: it
-// names the table or one referencing it. An insert whose table is not known
-// touches everything.
-func touches(query, insert string) bool {
-	table, ok := insertTable(insert)
-	if !ok {
+// touches reports whether query may touch a table the queued write st goes
+// to: it names the table or one referencing it. A write whose tables are not
+// known touches everything.
+func touches(query string, st statement) bool {
+	tables := st.tables()
+	if len(tables) == 0 {
 		return true
 	}
-	if strings.Contains(query, table) {
-		return true
-	}
-	refs, known := referencing[table]
-	if !known {
-		return true
-	}
-	for _, r := range refs {
-		if strings.Contains(query, r) {
+	for _, table := range tables {
+		if strings.Contains(query, table) {
 			return true
+		}
+		refs, known := referencing[table]
+		if !known {
+			return true
+		}
+		for _, r := range refs {
+			if strings.Contains(query, r) {
+				return true
+			}
 		}
 	}
 	return false
@@ -197,7 +210,7 @@ func (q Q) insertEvents(es []Event) []statement {
 	for _, e := range es {
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, e.Type, e.ResourceID, string(e.Envelope), toMicros(e.CreatedAt))
 	}
-	events := statement{`INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES ` + values, args}
+	events := statement{sql: `INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES ` + values, args: args}
 	values = strings.TrimSuffix(strings.Repeat("(?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
 	args = make([]any, 0, 9*len(es))
 	now := q.now()
@@ -212,15 +225,22 @@ func (q Q) insertEvents(es []Event) []statement {
 		}
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, attempts, at, at, at, token, until)
 	}
-	deliveries := statement{`INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts, window_start,
-		next_attempt_at, updated_at, lease_token, lease_until) VALUES ` + values, args}
+	deliveries := statement{sql: `INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts, window_start,
+		next_attempt_at, updated_at, lease_token, lease_until) VALUES ` + values, args: args}
 	return []statement{events, deliveries}
 }
 
-// statement is one write, "?" placeholders.
+// statement is one write, "?" placeholders; or, queued in a batch, one
+// fn's ledger write or daily-volume add, written with the batch's others as
+// summed deltas (at_commit.go).
 type statement struct {
 	sql  string
 	args []any
+	// want, when not 0, is how many rows the statement must return
+	// (RETURNING) for its batch to commit (execChecked).
+	want   int
+	ledger *queuedLedger
+	volume *queuedVolume
 }
 
 // maxCombinedArgs keeps a combined statement under PostgreSQL's 65535

@@ -62,14 +62,24 @@ func (q Q) Now() time.Time { return q.now() }
 
 // exec, query and queryRow write the transaction's queued inserts first
 // when the statement may touch their tables (flushFor, outbox.go), and
-// forget the batch's cached balance rows before a statement that may change
-// them (balance_cache.go).
+// forget the batch's cached balance and volume rows before a statement that
+// may change them (balance_cache.go, volumes.go).
+
+// noteStatement empties the batch's caches before a statement that may
+// change their rows, unless it writes the queue (whose changes they hold).
+func (q Q) noteStatement(query string) {
+	if q.outbox == nil || q.outbox.flushing {
+		return
+	}
+	q.outbox.balances.noteStatement(query)
+	q.outbox.volumes.noteStatement(query)
+}
 
 func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if err := q.flushFor(ctx, query); err != nil {
 		return nil, err
 	}
-	q.balances().noteStatement(query)
+	q.noteStatement(query)
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		res, err := st.ExecContext(ctx, args...)
@@ -83,7 +93,7 @@ func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, err
 	if err := q.flushFor(ctx, query); err != nil {
 		return nil, err
 	}
-	q.balances().noteStatement(query)
+	q.noteStatement(query)
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		rows, err := st.QueryContext(ctx, args...)
@@ -97,7 +107,7 @@ func (q Q) queryRow(ctx context.Context, query string, args ...any) row {
 	if err := q.flushFor(ctx, query); err != nil {
 		return row{err: err}
 	}
-	q.balances().noteStatement(query)
+	q.noteStatement(query)
 	query = q.rebind(query)
 	if st := q.prepared(ctx, query); st != nil {
 		return row{Row: st.QueryRowContext(ctx, args...)}

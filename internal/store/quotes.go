@@ -52,7 +52,7 @@ func (q Q) InsertQuote(ctx context.Context, x Quote) error {
 func (q Q) InsertQuoteAtCommit(x Quote) error { return q.queueWrite(quoteInsert(x)) }
 
 func quoteInsert(x Quote) statement {
-	return statement{`INSERT INTO quotes (` + quoteCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
+	return statement{sql: `INSERT INTO quotes (` + quoteCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args: []any{
 		x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Status, x.TransactionID, x.CustomerID, string(x.Document),
 		x.USDEquivalent, toMicros(x.ExpiresAt), nullMicros(x.ExecutedAt), toMicros(x.CreatedAt), toMicros(x.UpdatedAt)}}
 }

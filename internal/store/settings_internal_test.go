@@ -42,7 +42,8 @@ func TestSettingsCache_ReadRacingACommitIsNotKept(t *testing.T) {
 // combine makes one statement of several writes, the earlier ones WITH
 // queries, arguments in order (the outbox and counters at commit).
 func TestCombine_WritesAsOneStatement(t *testing.T) {
-	q, args := combine([]statement{{"INSERT INTO a VALUES (?)", []any{1}}, {"INSERT INTO b VALUES (?, ?)", []any{2, 3}}, {"UPDATE c SET x = ?", []any{4}}})
+	q, args := combine([]statement{{sql: "INSERT INTO a VALUES (?)", args: []any{1}}, {sql: "INSERT INTO b VALUES (?, ?)", args: []any{2, 3}},
+		{sql: "UPDATE c SET x = ?", args: []any{4}}})
 	want := "WITH w0 AS (INSERT INTO a VALUES (?)), w1 AS (INSERT INTO b VALUES (?, ?)) UPDATE c SET x = ?"
 	if q != want || len(args) != 4 || args[0] != 1 || args[3] != 4 {
 		t.Fatalf("%s %v", q, args)

@@ -74,11 +74,11 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 // PostgreSQL (execAll): the transaction's last, so the counter rows stay
 // locked only from there to the commit.
 func (q Q) flushAtCommit(ctx context.Context) error {
-	stmts := append(q.takeEvents(), mergeInserts(q.takeWrites())...)
+	var counts []statement
 	if st, ok := q.takeCounts(); ok {
-		stmts = append(stmts, st)
+		counts = append(counts, st)
 	}
-	return q.execAll(ctx, stmts)
+	return q.writeQueued(ctx, q.takeEvents(), q.takeWrites(), counts...)
 }
 
 // takeCounts empties the increments into the statement that adds them.
@@ -111,9 +111,9 @@ func (q Q) takeCounts() (statement, bool) {
 		args = append(args, r.platformID, r.env, r.scope, r.shard, r.n)
 	}
 	clear(q.counts)
-	return statement{`INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES ` +
+	return statement{sql: `INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES ` +
 		strings.Join(values, ", ") + ` ON CONFLICT (platform_id, env, scope, shard) DO UPDATE SET n = transaction_counts.n + excluded.n`,
-		args}, true
+		args: args}, true
 }
 
 // countedScope is the one place that decides which filters have a counter:

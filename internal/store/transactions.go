@@ -165,8 +165,8 @@ func transactionInsert(x Transaction) statement {
 	if x.ReceivedAmount != nil {
 		received = sql.NullInt64{Int64: *x.ReceivedAmount, Valid: true}
 	}
-	return statement{`INSERT INTO transactions (` + transactionInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		[]any{x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
+	return statement{sql: `INSERT INTO transactions (` + transactionInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		args: []any{x.ID, x.Tenant.PlatformID, x.Tenant.Env, x.Type, x.Status, x.Direction, iaNullString(x.CustomerID),
 			x.AccountID, x.SourceAccountID, x.DestinationAccountID, string(x.Source), string(x.Destination),
 			x.SentAmount, x.SentCurrency, received, x.ReceivedCurrency, x.Fees, x.RuleBasedAccountID, x.CardID,
 			x.QuoteID, x.Reference, x.Description, x.FailureReason, iaNullString(x.LedgerTransferID),

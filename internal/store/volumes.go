@@ -94,6 +94,9 @@ func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limi
 	day := utcDay(at)
 	caps := volumeShares(limit)
 	if k := q.pickVolumeShard(t, day); usd <= caps[k] {
+		if q.queueVolume(t, day, k, usd, caps) {
+			return true, nil
+		}
 		added, err := q.addVolumeFast(ctx, t, day, k, usd, caps)
 		if err != nil || added {
 			return added, err
@@ -120,17 +123,19 @@ func (q Q) addVolumeFast(ctx context.Context, t Tenant, day int64, k int, usd in
 			return false, err
 		}
 	}
-	res, err := q.exec(ctx, `UPDATE daily_volumes SET usd = usd + ?
+	var after int64
+	err := q.queryRow(ctx, `UPDATE daily_volumes SET usd = usd + ?
 		WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?
 		AND NOT EXISTS (SELECT 1 FROM daily_volumes o WHERE o.platform_id = ? AND o.env = ? AND o.day = ?
-			AND o.usd > CASE WHEN o.shard = 0 THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END)`,
-		usd, t.PlatformID, t.Env, day, k, usd, caps[k], t.PlatformID, t.Env, day, caps[0], caps[1])
-	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
+			AND o.usd > CASE WHEN o.shard = 0 THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END)
+		RETURNING usd`,
+		usd, t.PlatformID, t.Env, day, k, usd, caps[k], t.PlatformID, t.Env, day, caps[0], caps[1]).Scan(&after)
+	n := int64(1)
+	if errors.Is(err, sql.ErrNoRows) {
+		n, err = 0, nil
 	}
 	if err != nil {
-		return false, err
+		return false, classify(err)
 	}
 	if pg {
 		end := "RELEASE SAVEPOINT volume_fast"
@@ -140,6 +145,9 @@ func (q Q) addVolumeFast(ctx context.Context, t Tenant, day int64, k int, usd in
 		if _, err := q.exec(ctx, end); err != nil {
 			return false, err
 		}
+	}
+	if n == 1 {
+		q.volumes().hold(volumeShardKey{volumeKey{t.PlatformID, t.Env, day}, k}, after, caps)
 	}
 	return n == 1, nil
 }
@@ -284,4 +292,77 @@ func (q Q) SetDailyVolumeLimit(ctx context.Context, t Tenant, usd int64) error {
 		ON CONFLICT (platform_id, env) DO UPDATE SET usd = excluded.usd, updated_at = excluded.updated_at`,
 		t.PlatformID, t.Env, usd, toMicros(q.Now()))
 	return err
+}
+
+// volumeCache holds, for a batch of several on PostgreSQL, the daily-volume
+// shard rows the batch added to and so holds locked until its commit, with
+// what they hold in its transaction. A later add of the batch to such a row
+// is decided here and queued (queueVolume, at_commit.go) instead of sent.
+// It stays exact like the balance cache: any other statement naming
+// daily_volumes, and a fn's rollback to its savepoint (which may undo the
+// add that locked a row), empty it.
+type volumeCache struct {
+	rows map[volumeShardKey]heldVolume
+}
+
+type volumeShardKey struct {
+	volumeKey
+	shard int
+}
+
+// heldVolume is a held shard row's usd in the batch's transaction, and the
+// shares it was added under.
+type heldVolume struct {
+	usd  int64
+	caps [volumeShards]int64
+}
+
+func newVolumeCache() *volumeCache { return &volumeCache{rows: map[volumeShardKey]heldVolume{}} }
+
+// volumes is the batch's volume cache, nil outside a batch of several.
+func (q Q) volumes() *volumeCache {
+	if q.outbox == nil {
+		return nil
+	}
+	return q.outbox.volumes
+}
+
+// hold records that the batch's fast-path add left row k at usd.
+func (c *volumeCache) hold(k volumeShardKey, usd int64, caps [volumeShards]int64) {
+	if c != nil {
+		c.rows[k] = heldVolume{usd: usd, caps: caps}
+	}
+}
+
+func (c *volumeCache) clear() {
+	if c != nil {
+		clear(c.rows)
+	}
+}
+
+// noteStatement empties the cache before a statement naming daily_volumes.
+func (c *volumeCache) noteStatement(query string) {
+	if c != nil && len(c.rows) > 0 && strings.Contains(query, "daily_volumes") {
+		c.clear()
+	}
+}
+
+// queueVolume adds usd to shard k of the day, if the batch holds that row
+// under the same shares and the add fits the shard's share, as a queued
+// write, and reports whether it did. The fast path would have added it; the
+// row being the batch's, no one else can have changed it.
+func (q Q) queueVolume(t Tenant, day int64, k int, usd int64, caps [volumeShards]int64) bool {
+	c := q.volumes()
+	if c == nil || !q.outbox.shared {
+		return false
+	}
+	key := volumeShardKey{volumeKey{t.PlatformID, t.Env, day}, k}
+	h, ok := c.rows[key]
+	if !ok || h.caps != caps || h.usd+usd > caps[k] {
+		return false
+	}
+	q.outbox.writes = append(q.outbox.writes, statement{volume: &queuedVolume{key: key, before: h.usd, usd: usd}})
+	h.usd += usd
+	c.rows[key] = h
+	return true
 }

@@ -1,0 +1,167 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/ledger"
+	"github.com/paymentsd/paymentsd/internal/store"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
+)
+
+// Inside a batch of several on PostgreSQL a fn's ledger write is queued and
+// the batch writes all of them at its commit, each balance row once with
+// the sum of its changes (at_commit.go). One batch, fns in order: two
+// queued transfers; a fn that reads the payer's balance (the read must
+// write the queue first and see 700) and then fails, so its rollback undoes
+// that write and the queue must be queued again; a transfer of exactly what
+// is left (refused if the queue were written twice or lost); one refused
+// for want of funds. Then the books must agree: balances, postings,
+// statement buckets. SQLite writes at once and must answer the same.
+func TestAtCommit_LedgerWritesQueuedAndSummed(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		c := newCommitterLedger(t, db)
+		accts := c.accounts(t, 2, 1000)
+		a, b := accts[0].ID, accts[1].ID
+		pg := db.Engine() == store.Postgres
+		boom := errors.New("boom")
+		pay := func(amount int64, queued bool) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				_, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, amount)}})
+				if n, _ := tx.QueuedDeltasForTest(); err == nil && (n == 1) != (queued && pg) {
+					t.Errorf("paying %d queued %d ledger writes, want queued %v", amount, n, queued && pg)
+				}
+				return err
+			}
+		}
+		errs := db.RunBatchForTest(c.t, []string{a, b},
+			pay(100, true),
+			pay(200, true),
+			func(tx *store.Tx) error {
+				bal, err := tx.GetLedgerBalance(ctx, c.t, a)
+				if err != nil {
+					return err
+				}
+				if bal.Posted != 700 {
+					t.Errorf("a read in the batch sees %d, want 700", bal.Posted)
+				}
+				return boom
+			},
+			pay(700, false), // the rollback emptied the cache: written at once
+			pay(1, false),
+		)
+		var short *ledger.InsufficientFundsError
+		if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], boom) || errs[3] != nil || !errors.As(errs[4], &short) {
+			t.Fatalf("answers %v; want nil, nil, boom, nil, insufficient funds", errs)
+		}
+		if got := c.posted(t, accts[0]); got != 0 {
+			t.Fatalf("payer holds %d, want 0", got)
+		}
+		if got := c.posted(t, accts[1]); got != 2000 {
+			t.Fatalf("payee holds %d, want 2000", got)
+		}
+		if err := c.l.Audit(ctx, c.t); err != nil { // balances = postings, buckets = postings
+			t.Fatal(err)
+		}
+	})
+}
+
+// The summed update is versioned: were a balance row changed behind the
+// batch's back (here by a statement the store does not see), the batch
+// must not commit, and every fn runs again alone. Nothing of the batch
+// stands meanwhile.
+func TestAtCommit_ChangedRowFailsTheBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Engine() != store.Postgres {
+			t.Skip("SQLite queues no ledger write")
+		}
+		c := newCommitterLedger(t, db)
+		accts := c.accounts(t, 2, 1000)
+		a, b := accts[0].ID, accts[1].ID
+		pay := func(tx *store.Tx) error {
+			_, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, 100)}})
+			return err
+		}
+		errs := db.RunBatchForTest(c.t, []string{a, b}, pay, func(tx *store.Tx) error {
+			if err := pay(tx); err != nil {
+				return err
+			}
+			return tx.ExecUnguardedForTest(ctx, `UPDATE ledger_balances SET version = version + 1 WHERE account_id = ?`, a)
+		})
+		for i, err := range errs {
+			if !errors.Is(err, store.ErrBatchRedoForTest) {
+				t.Fatalf("fn %d answered %v; want to run again", i, err)
+			}
+		}
+		if got := c.posted(t, accts[0]); got != 1000 {
+			t.Fatalf("payer holds %d after a batch that did not commit, want 1000", got)
+		}
+		if err := c.l.Audit(ctx, c.t); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// R-ERR-21: a batch's later adds to the daily-volume shard it already holds
+// are queued and written as one sum at the commit; they never pass the
+// shard's share (an add that would goes the slow way, over every shard), a
+// rolled-back fn's add is not counted, and the day's total is exact.
+func TestAtCommit_VolumeAddsQueuedAndSummed(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		const limit = 8000 // a share of 1000 per shard
+		pg := db.Engine() == store.Postgres
+		boom := errors.New("boom")
+		// The day's rows exist (the first add of a day makes them), so the
+		// batch's first add takes the fast path.
+		if !addVolume(t, db, tn, day, 0, limit) {
+			t.Fatal("adding 0 was refused")
+		}
+		add := func(usd int64, queued bool, then error) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				ok, err := tx.AddDailyVolume(ctx, tn, day, usd, limit)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					t.Errorf("adding %d was refused", usd)
+				}
+				if _, n := tx.QueuedDeltasForTest(); (n == 1) != (queued && pg) {
+					t.Errorf("adding %d queued %d adds, want queued %v", usd, n, queued && pg)
+				}
+				return then
+			}
+		}
+		errs := db.RunBatchForTest(tn, nil,
+			add(400, false, nil), // the fast path: the batch now holds the shard
+			add(300, true, nil),
+			add(100, true, boom), // rolled back: the cache is emptied
+			add(200, false, nil), // fast path again, over the queued 300
+			add(200, false, nil), // does not fit the share (1000): spread
+		)
+		if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], boom) || errs[3] != nil || errs[4] != nil {
+			t.Fatalf("answers %v", errs)
+		}
+		if got, err := db.Read().DailyVolume(ctx, tn, day); err != nil || got != 1100 {
+			t.Fatalf("DailyVolume = %d, %v; want 1100", got, err)
+		}
+		// A shard row changed behind the batch's back fails the batch.
+		if !pg {
+			return
+		}
+		errs = db.RunBatchForTest(tn, nil, add(10, false, nil), add(10, true, nil), func(tx *store.Tx) error {
+			return tx.ExecUnguardedForTest(ctx, `UPDATE daily_volumes SET usd = usd + 1 WHERE platform_id = ?`, tn.PlatformID)
+		})
+		for i, err := range errs {
+			if !errors.Is(err, store.ErrBatchRedoForTest) {
+				t.Fatalf("fn %d answered %v; want to run again", i, err)
+			}
+		}
+		if got, err := db.Read().DailyVolume(ctx, tn, day); err != nil || got != 1100 {
+			t.Fatalf("DailyVolume = %d, %v after a batch that did not commit; want 1100", got, err)
+		}
+	})
+}
