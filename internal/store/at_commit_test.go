@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -162,6 +163,51 @@ func TestAtCommit_VolumeAddsQueuedAndSummed(t *testing.T) {
 		}
 		if got, err := db.Read().DailyVolume(ctx, tn, day); err != nil || got != 1100 {
 			t.Fatalf("DailyVolume = %d, %v after a batch that did not commit; want 1100", got, err)
+		}
+	})
+}
+
+// A queued write must never be written inside the fast path's own
+// savepoint (volumes.go): when the add does not fit, the rollback to it
+// would undo the queue's writes after they left the queue. Here the
+// batch's queued ledger writes and volume add are pending when an add that
+// does not fit the held shard takes the fast path, fails it, and spreads:
+// every transfer must still be in the books.
+func TestAtCommit_QueueSurvivesAFailedFastPath(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		c := newCommitterLedger(t, db)
+		accts := c.accounts(t, 2, 1000)
+		a, b := accts[0].ID, accts[1].ID
+		day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		const limit = 8000
+		if !addVolume(t, db, c.t, day, 0, limit) {
+			t.Fatal("adding 0 was refused")
+		}
+		pay := func(amount, usd int64) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				if _, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, amount)}}); err != nil {
+					return err
+				}
+				if ok, err := tx.AddDailyVolume(ctx, c.t, day, usd, limit); err != nil || !ok {
+					return fmt.Errorf("adding %d: %v, %w", usd, ok, err)
+				}
+				return nil
+			}
+		}
+		errs := db.RunBatchForTest(c.t, []string{a, b}, pay(100, 600), pay(200, 300), pay(300, 500))
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("fn %d: %v", i, err)
+			}
+		}
+		if got := c.posted(t, accts[1]); got != 1600 {
+			t.Fatalf("payee holds %d, want 1600", got)
+		}
+		if got, err := db.Read().DailyVolume(ctx, c.t, day); err != nil || got != 1400 {
+			t.Fatalf("DailyVolume = %d, %v; want 1400", got, err)
+		}
+		if err := c.l.Audit(ctx, c.t); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -119,17 +119,17 @@ func (q Q) AddDailyVolume(ctx context.Context, t Tenant, at time.Time, usd, limi
 func (q Q) addVolumeFast(ctx context.Context, t Tenant, day int64, k int, usd int64, caps [volumeShards]int64) (bool, error) {
 	pg := q.engine == Postgres
 	if pg {
+		// Queued writes of these rows go in first, outside the savepoint:
+		// a rollback to it must not undo writes that have left the queue.
+		if err := q.flushFor(ctx, fastVolumeAdd); err != nil {
+			return false, err
+		}
 		if _, err := q.exec(ctx, "SAVEPOINT volume_fast"); err != nil {
 			return false, err
 		}
 	}
 	var after int64
-	err := q.queryRow(ctx, `UPDATE daily_volumes SET usd = usd + ?
-		WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?
-		AND NOT EXISTS (SELECT 1 FROM daily_volumes o WHERE o.platform_id = ? AND o.env = ? AND o.day = ?
-			AND o.usd > CASE WHEN o.shard = 0 THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END)
-		RETURNING usd`,
-		usd, t.PlatformID, t.Env, day, k, usd, caps[k], t.PlatformID, t.Env, day, caps[0], caps[1]).Scan(&after)
+	err := q.queryRow(ctx, fastVolumeAdd, usd, t.PlatformID, t.Env, day, k, usd, caps[k], t.PlatformID, t.Env, day, caps[0], caps[1]).Scan(&after)
 	n := int64(1)
 	if errors.Is(err, sql.ErrNoRows) {
 		n, err = 0, nil
@@ -151,6 +151,14 @@ func (q Q) addVolumeFast(ctx context.Context, t Tenant, day int64, k int, usd in
 	}
 	return n == 1, nil
 }
+
+// fastVolumeAdd adds to one shard if the add fits its share and no shard
+// is over its share.
+const fastVolumeAdd = `UPDATE daily_volumes SET usd = usd + ?
+	WHERE platform_id = ? AND env = ? AND day = ? AND shard = ? AND usd + ? <= ?
+	AND NOT EXISTS (SELECT 1 FROM daily_volumes o WHERE o.platform_id = ? AND o.env = ? AND o.day = ?
+		AND o.usd > CASE WHEN o.shard = 0 THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END)
+	RETURNING usd`
 
 // addVolumeSpread locks all of the day's shards in order and spreads usd
 // over their remaining shares.
