@@ -329,8 +329,8 @@ type refusal struct {
 func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	tx := b.tx
 	fnHanded := &handoffs{reg: b.handed.reg}
-	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances, volumes: b.volumes,
-		shared: !b.single}
+	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances,
+		volumes: b.volumes, shared: !b.single}
 	if !b.single {
 		if err := b.savepoint(ctx); err != nil {
 			return err
