@@ -140,17 +140,24 @@ func (s *Service) EndUserTerms() EndUserTerms {
 // terms (any version the catalog knows). Money movement refuses customers
 // without them (END_USER_TERMS_NOT_ACCEPTED).
 func (s *Service) TermsAccepted(ctx context.Context, t store.Tenant, customerID string) (bool, error) {
-	list, err := s.DB.Read().LiveCustomerAgreements(ctx, t, customerID)
+	_, ok, err := s.CustomerTerms(ctx, t, customerID)
+	return ok, err
+}
+
+// CustomerTerms is TermsAccepted with the customer's row, read in the same
+// query: a quote also needs it to decide on strong customer authentication.
+func (s *Service) CustomerTerms(ctx context.Context, t store.Tenant, customerID string) (store.Customer, bool, error) {
+	row, list, err := s.DB.Read().LiveCustomerWithAgreements(ctx, t, customerID)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, customerNotFound(customerID)
+		return store.Customer{}, false, customerNotFound(customerID)
 	}
 	if err != nil {
-		return false, err
+		return store.Customer{}, false, err
 	}
 	for _, a := range list {
 		if a.Type == AgreementEndUserTerms && s.Catalog.Known(a.Type, a.TermsVersion) {
-			return true, nil
+			return row, true, nil
 		}
 	}
-	return false, nil
+	return row, false, nil
 }

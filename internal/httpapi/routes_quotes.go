@@ -43,8 +43,8 @@ func (s *Server) quoteService() *quotes.Service {
 		Ledger:  accounts.NewLedger(s.db),
 		Pricing: s.pricingEngine,
 		Config:  s.config.Get,
-		TermsAccepted: func(ctx context.Context, t store.Tenant, c string) (bool, error) {
-			return s.customerService().TermsAccepted(ctx, t, c)
+		CustomerTerms: func(ctx context.Context, t store.Tenant, c string) (store.Customer, bool, error) {
+			return s.customerService().CustomerTerms(ctx, t, c)
 		},
 		External: s.externalAccountService(),
 		Docs:     s.PaymentDocuments,

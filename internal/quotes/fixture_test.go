@@ -76,13 +76,17 @@ func newFx(t *testing.T, db *store.DB) *fx {
 	cfg := &platformconfig.Service{DB: db}
 	f.svc = &Service{
 		DB: db, Ledger: f.led, Pricing: func(string) *pricing.Engine { return engine }, Config: cfg.Get,
-		TermsAccepted: func(ctx context.Context, t store.Tenant, c string) (bool, error) {
+		CustomerTerms: func(ctx context.Context, t store.Tenant, c string) (store.Customer, bool, error) {
 			if _, err := f.cust.Get(ctx, t, c); err != nil {
-				return false, err
+				return store.Customer{}, false, err
+			}
+			row, err := db.Read().GetCustomer(ctx, t, c, false)
+			if err != nil {
+				return store.Customer{}, false, err
 			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			return f.accepted[c], nil
+			return row, f.accepted[c], nil
 		},
 		External: externalaccounts.New(db, nil),
 		Submit: func(ctx context.Context, tx *store.Tx, p rails.Payout) error {

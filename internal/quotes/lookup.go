@@ -48,7 +48,7 @@ func (s *Service) LookupExternalAccount(ctx context.Context, t store.Tenant, acc
 		return Lookup{}, err
 	}
 	if customerID != "" {
-		if _, err := s.TermsAccepted(ctx, t, customerID); err != nil {
+		if _, _, err := s.CustomerTerms(ctx, t, customerID); err != nil {
 			return Lookup{}, err
 		}
 	}

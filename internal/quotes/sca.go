@@ -42,7 +42,13 @@ func (s *Service) scaGate(ctx context.Context, t store.Tenant, r resolved, trans
 		return false, "", nil
 	}
 	q := s.DB.Read()
-	need, err := s.SCA.RequireSession(ctx, q, t, r.plan.SenderCustomerID)
+	var need bool
+	var err error
+	if r.sender != nil && r.sender.ID == r.plan.SenderCustomerID {
+		need, err = s.SCA.RequireSessionOf(ctx, q, t, *r.sender)
+	} else {
+		need, err = s.SCA.RequireSession(ctx, q, t, r.plan.SenderCustomerID)
+	}
 	if err != nil || !need {
 		return false, "", err
 	}

@@ -75,8 +75,9 @@ type Service struct {
 	Ledger  *ledger.Service
 	Pricing func(env string) *pricing.Engine
 	Config  func(ctx context.Context, t store.Tenant) (platformconfig.Config, error)
-	// TermsAccepted is customers.Service.TermsAccepted.
-	TermsAccepted func(ctx context.Context, t store.Tenant, customerID string) (bool, error)
+	// CustomerTerms is customers.Service.CustomerTerms: a live customer's
+	// row and whether it accepted the end-user terms.
+	CustomerTerms func(ctx context.Context, t store.Tenant, customerID string) (store.Customer, bool, error)
 	External      *externalaccounts.Service
 	// Docs returns the payment documents service (nil: documents refused).
 	Docs func() (*paymentdocs.Service, error)
@@ -155,6 +156,8 @@ type resolved struct {
 	// trustedPayee: the destination is an external account the customer
 	// trusted (an SCA exemption when the platform allows it).
 	trustedPayee bool
+	// sender is the sending customer's row, read with its agreements.
+	sender *store.Customer
 }
 
 // internalAccounts reads the internal accounts a request names, source and
@@ -234,7 +237,7 @@ func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (re
 		}
 	case SourceRealtimeFunding:
 		customerID, cur := *src.CustomerID, *src.Currency
-		if _, err := s.TermsAccepted(ctx, t, customerID); err != nil {
+		if _, _, err := s.CustomerTerms(ctx, t, customerID); err != nil {
 			return r, err // 404 CUSTOMER_NOT_FOUND
 		}
 		owned, err := s.DB.Read().InternalAccountsOfOwner(ctx, t, customerID)
@@ -415,10 +418,11 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		}
 	}
 	if c := r.plan.SenderCustomerID; c != "" {
-		ok, err := s.TermsAccepted(ctx, t, c)
+		row, ok, err := s.CustomerTerms(ctx, t, c)
 		if err != nil {
 			return Quote{}, noX, err
 		}
+		r.sender = &row
 		if !ok {
 			return Quote{}, noX, apierr.New("END_USER_TERMS_NOT_ACCEPTED",
 				"Customer "+c+" has not accepted the end-user terms; record an agreementConsents entry first")

@@ -252,14 +252,29 @@ func (s *Service) RequireSession(ctx context.Context, q store.Q, t store.Tenant,
 	if err != nil || !need {
 		return need, err
 	}
+	return true, s.sessionOf(ctx, q, t, customerID)
+}
+
+// RequireSessionOf is RequireSession for a live customer's row the caller
+// has read.
+func (s *Service) RequireSessionOf(ctx context.Context, q store.Q, t store.Tenant, row store.Customer) (bool, error) {
+	need, err := s.requiredOf(ctx, q, t, row)
+	if err != nil || !need {
+		return need, err
+	}
+	return true, s.sessionOf(ctx, q, t, row.ID)
+}
+
+// sessionOf refuses a customer who needs SCA without a valid login session.
+func (s *Service) sessionOf(ctx context.Context, q store.Q, t store.Tenant, customerID string) error {
 	st, err := loadState(ctx, q, t, customerID, false)
 	if err != nil {
-		return true, err
+		return err
 	}
 	if st.SessionExpiresAt == nil || !s.DB.Now().Before(*st.SessionExpiresAt) {
-		return true, sessionRequired(customerID)
+		return sessionRequired(customerID)
 	}
-	return true, nil
+	return nil
 }
 
 func notEnrolled() error {

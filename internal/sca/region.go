@@ -211,15 +211,21 @@ func (s *Service) required(ctx context.Context, q store.Q, t store.Tenant, custo
 	if err != nil {
 		return false, false, err
 	}
+	need, err = s.requiredOf(ctx, q, t, row)
+	return need, true, err
+}
+
+// requiredOf decides for a live customer's row.
+func (s *Service) requiredOf(ctx context.Context, q store.Q, t store.Tenant, row store.Customer) (bool, error) {
 	var p customers.Profile
 	if err := json.Unmarshal(row.Profile, &p); err != nil {
-		return false, true, fmt.Errorf("sca: stored profile of %s: %w", customerID, err)
+		return false, fmt.Errorf("sca: stored profile of %s: %w", row.ID, err)
 	}
 	settings, err := s.Settings(ctx, q, t)
 	if err != nil {
-		return false, true, err
+		return false, err
 	}
-	return RequiredFor(p, settings), true, nil
+	return RequiredFor(p, settings), nil
 }
 
 // requireSCA is the gate of every /sca endpoint: 404 for an unknown

@@ -31,6 +31,15 @@ type Customer struct {
 const customerCols = `id, platform_id, env, platform_customer_id, customer_type, status, region, currencies, profile,
 	email_verified, phone_verified, registry_error_reported, review_verification_id, deleted_at, created_at, updated_at`
 
+// customerColsOf is customerCols qualified by the table alias a.
+func customerColsOf(a string) string {
+	cols := strings.Split(customerCols, ",")
+	for i, c := range cols {
+		cols[i] = a + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
 func scanCustomer(row interface{ Scan(...any) error }) (Customer, error) {
 	var c Customer
 	var currencies, profile string

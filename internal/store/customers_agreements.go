@@ -74,35 +74,47 @@ func (q Q) AgreementConsents(ctx context.Context, t Tenant, customerIDs ...strin
 // AgreedTerms is one agreement a customer accepted, and the version.
 type AgreedTerms struct{ Type, TermsVersion string }
 
-// LiveCustomerAgreements returns the agreements a live customer of the
-// tenant accepted, in one query (every quote asks): ErrNotFound when there
-// is no such customer, an empty list when it accepted none.
-func (q Q) LiveCustomerAgreements(ctx context.Context, t Tenant, customerID string) ([]AgreedTerms, error) {
-	rows, err := q.query(ctx, `SELECT a.agreement_type, a.terms_version FROM customers c
+// LiveCustomerWithAgreements returns a live customer of the tenant and the
+// agreements it accepted, in one query (every quote from a customer asks,
+// for the terms and for strong customer authentication): ErrNotFound when
+// there is no such customer, an empty list when it accepted none.
+func (q Q) LiveCustomerWithAgreements(ctx context.Context, t Tenant, customerID string) (Customer, []AgreedTerms, error) {
+	rows, err := q.query(ctx, `SELECT `+customerColsOf("c")+`, a.agreement_type, a.terms_version FROM customers c
 		LEFT JOIN customer_agreements a ON a.customer_id = c.id AND a.platform_id = c.platform_id AND a.env = c.env
 		WHERE c.platform_id = ? AND c.env = ? AND c.id = ? AND c.deleted_at IS NULL ORDER BY a.agreement_type`,
 		t.PlatformID, t.Env, customerID)
 	if err != nil {
-		return nil, err
+		return Customer{}, nil, err
 	}
 	defer rows.Close()
+	var c Customer
 	found := false
 	out := []AgreedTerms{}
 	for rows.Next() {
-		found = true
 		var typ, version sql.NullString
-		if err := rows.Scan(&typ, &version); err != nil {
-			return nil, classify(err)
+		row, err := scanCustomer(extraScan{rows, []any{&typ, &version}})
+		if err != nil {
+			return Customer{}, nil, err
 		}
+		c, found = row, true
 		if typ.Valid {
 			out = append(out, AgreedTerms{Type: typ.String, TermsVersion: version.String})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, classify(err)
+		return Customer{}, nil, classify(err)
 	}
 	if !found {
-		return nil, ErrNotFound
+		return Customer{}, nil, ErrNotFound
 	}
-	return out, nil
+	return c, out, nil
 }
+
+// extraScan scans a row's leading columns into what its caller asks and
+// the rest into extra.
+type extraScan struct {
+	row   interface{ Scan(...any) error }
+	extra []any
+}
+
+func (e extraScan) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
