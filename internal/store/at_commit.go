@@ -28,7 +28,7 @@ import (
 // an INTERNAL account, its available balance stays non-negative), a volume
 // row only if it still holds what the first queued add saw. The rows are the
 // batch's (locked), so they always are; were one not, the statement reports
-// fewer rows than it should (execChecked) and the batch does not commit:
+// fewer rows than it should (execAll) and the batch does not commit:
 // every fn runs again alone, where nothing is queued. A queued write can
 // fail its batch but never move money or volume wrongly.
 
@@ -98,7 +98,7 @@ func (st statement) tables() []string {
 
 // writeQueued writes head, then the queued writes, then tail: the ledger
 // rows first (transactions rows refer to transfers), the inserts merged per
-// shape, and the summed balance and volume updates checked (execChecked).
+// shape, and the summed balance and volume updates checked (execAll).
 // The batch's caches already hold what the updates write, so the flush
 // leaves them alone.
 func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...statement) error {
@@ -134,7 +134,7 @@ func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...st
 		q.outbox.flushing = true
 		defer func() { q.outbox.flushing = was }()
 	}
-	if err := q.execChecked(ctx, append(stmts, updates...)); err != nil {
+	if err := q.execAll(ctx, append(stmts, updates...)); err != nil {
 		q.balances().clear()
 		q.volumes().clear()
 		return err
@@ -200,12 +200,18 @@ func ledgerDeltaUpdates(ls []*queuedLedger) ([]statement, error) {
 	var out []statement
 	for len(rows) > 0 {
 		n := min(len(rows), 1000)
-		out = append(out, balanceSumUpdate(rows[:n]))
+		st := balanceSumUpdate(rows[:n])
+		st.want = n
+		out = append(out, st)
 		rows = rows[n:]
 	}
 	return out, nil
 }
 
+// balanceSumUpdate adds each sum to its balance row if the row is at the
+// sum's first version (and an INTERNAL account's available balance stays
+// non-negative), returning the account of each row it changed. WriteLedger
+// writes its changes with it too, each a sum of one.
 func balanceSumUpdate(rows []*balanceSum) statement {
 	values := strings.TrimSuffix(strings.Repeat(`(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT),
 		CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BOOLEAN)), `,
@@ -221,7 +227,7 @@ func balanceSumUpdate(rows []*balanceSum) statement {
 		FROM (VALUES ` + values + `) AS v (platform_id, env, account_id, version, n, posted, debits, credits, at, floor_zero)
 		WHERE b.account_id = v.account_id AND b.platform_id = v.platform_id AND b.env = v.env AND b.version = v.version
 		AND (NOT v.floor_zero OR b.posted - b.pending_debits + v.posted - v.debits >= 0)
-		RETURNING 1`, args: args, want: len(rows)}
+		RETURNING b.account_id`, args: args}
 }
 
 // addTo adds d to *sum, reporting false (and changing nothing) on an
@@ -271,43 +277,4 @@ func volumeDeltaUpdates(vs []*queuedVolume) ([]statement, error) {
 		FROM (VALUES ` + values + `) AS v (platform_id, env, day, shard, before, add)
 		WHERE d.platform_id = v.platform_id AND d.env = v.env AND d.day = v.day AND d.shard = v.shard AND d.usd = v.before
 		RETURNING 1`, args: args, want: len(rows)}}, nil
-}
-
-// execChecked runs writes like execAll, where each statement with a want
-// must return that many rows: each group sent as one statement ends with a
-// SELECT of the returned rows' count, compared with the group's wants.
-func (q Q) execChecked(ctx context.Context, stmts []statement) error {
-	for len(stmts) > 0 {
-		n, params := 1, len(stmts[0].args)
-		for n < len(stmts) && params+len(stmts[n].args) <= maxCombinedArgs {
-			params += len(stmts[n].args)
-			n++
-		}
-		group := stmts[:n]
-		stmts = stmts[n:]
-		var counts []string
-		want := 0
-		for i, st := range group {
-			if st.want > 0 {
-				counts = append(counts, fmt.Sprintf("(SELECT count(*) FROM w%d)", i))
-				want += st.want
-			}
-		}
-		if want == 0 {
-			query, args := combine(group)
-			if _, err := q.exec(ctx, query, args...); err != nil {
-				return ledgerConflict(err)
-			}
-			continue
-		}
-		query, args := combine(append(slices.Clip(group), statement{sql: "SELECT " + strings.Join(counts, " + ")}))
-		var got int
-		if err := q.queryRow(ctx, query, args...).Scan(&got); err != nil {
-			return ledgerConflict(err)
-		}
-		if got != want {
-			return fmt.Errorf("%w: %d of %d rows changed", errQueuedDeltaMissed, got, want)
-		}
-	}
-	return nil
 }

@@ -31,6 +31,10 @@ type Customer struct {
 const customerCols = `id, platform_id, env, platform_customer_id, customer_type, status, region, currencies, profile,
 	email_verified, phone_verified, registry_error_reported, review_verification_id, deleted_at, created_at, updated_at`
 
+// customerColsC is customerCols qualified by the alias c (built once: every
+// quote from a customer reads them).
+var customerColsC = customerColsOf("c")
+
 // customerColsOf is customerCols qualified by the table alias a.
 func customerColsOf(a string) string {
 	cols := strings.Split(customerCols, ",")

@@ -79,7 +79,7 @@ type AgreedTerms struct{ Type, TermsVersion string }
 // for the terms and for strong customer authentication): ErrNotFound when
 // there is no such customer, an empty list when it accepted none.
 func (q Q) LiveCustomerWithAgreements(ctx context.Context, t Tenant, customerID string) (Customer, []AgreedTerms, error) {
-	rows, err := q.query(ctx, `SELECT `+customerColsOf("c")+`, a.agreement_type, a.terms_version FROM customers c
+	rows, err := q.query(ctx, `SELECT `+customerColsC+`, a.agreement_type, a.terms_version FROM customers c
 		LEFT JOIN customer_agreements a ON a.customer_id = c.id AND a.platform_id = c.platform_id AND a.env = c.env
 		WHERE c.platform_id = ? AND c.env = ? AND c.id = ? AND c.deleted_at IS NULL ORDER BY a.agreement_type`,
 		t.PlatformID, t.Env, customerID)

@@ -323,7 +323,7 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 	for _, st := range inserts {
 		params += len(st.args)
 	}
-	if q.engine != Postgres || len(changes) == 0 || params+len(changes)*6+3 > maxCombinedArgs {
+	if q.engine != Postgres || len(changes) == 0 || params+len(changes)*10 > maxCombinedArgs {
 		if err := q.execLedgerTransfers(ctx, transfers); err != nil {
 			return "", err
 		}
@@ -338,21 +338,12 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 		}
 		return "", nil
 	}
-	values := strings.TrimSuffix(strings.Repeat(`(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT),
-		CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BOOLEAN)), `, len(changes)), ", ")
-	args := make([]any, 0, len(changes)*6+3)
-	args = append(args, toMicros(at))
-	for _, c := range changes {
-		args = append(args, c.AccountID, c.Version, c.Posted, c.PendingDebits, c.PendingCredits, c.FloorZero)
+	sums := make([]*balanceSum, len(changes))
+	for i, c := range changes {
+		sums[i] = &balanceSum{key: balanceKey{t, c.AccountID}, version: c.Version, n: 1, posted: c.Posted,
+			debits: c.PendingDebits, credits: c.PendingCredits, floor: c.FloorZero, at: toMicros(at)}
 	}
-	args = append(args, t.PlatformID, t.Env)
-	update := statement{sql: `UPDATE ledger_balances AS b SET posted = b.posted + v.posted,
-		pending_debits = b.pending_debits + v.debits, pending_credits = b.pending_credits + v.credits,
-		version = b.version + 1, updated_at = ?
-		FROM (VALUES ` + values + `) AS v (account_id, version, posted, debits, credits, floor_zero)
-		WHERE b.account_id = v.account_id AND b.platform_id = ? AND b.env = ? AND b.version = v.version
-		AND (NOT v.floor_zero OR b.posted - b.pending_debits + v.posted - v.debits >= 0)
-		RETURNING b.account_id`, args: args}
+	update := balanceSumUpdate(sums)
 	query, all := combine(append(inserts, update))
 	cache := q.balances()
 	failed, err = q.writeLedgerPG(ctx, query, all, changes)

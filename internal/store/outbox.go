@@ -237,7 +237,7 @@ type statement struct {
 	sql  string
 	args []any
 	// want, when not 0, is how many rows the statement must return
-	// (RETURNING) for its batch to commit (execChecked).
+	// (RETURNING) for its batch to commit (execAll).
 	want   int
 	ledger *queuedLedger
 	volume *queuedVolume
@@ -250,7 +250,10 @@ const maxCombinedArgs = 60_000
 // execAll runs writes that neither reads the others' rows nor touches their
 // rows (the outbox and the counters at commit). On PostgreSQL they go in as
 // one statement, each a data-modifying WITH query of it, so they cost one
-// round trip; SQLite runs in-process and takes them one by one.
+// round trip; SQLite runs in-process and takes them one by one. A statement
+// with a want (PostgreSQL's summed updates, at_commit.go) must return that
+// many rows: its group ends with a SELECT of the returned rows' count, and a
+// shortfall is errQueuedDeltaMissed.
 func (q Q) execAll(ctx context.Context, stmts []statement) error {
 	for len(stmts) > 0 {
 		n, params := 1, len(stmts[0].args)
@@ -260,11 +263,36 @@ func (q Q) execAll(ctx context.Context, stmts []statement) error {
 				n++
 			}
 		}
-		query, args := combine(stmts[:n])
-		if _, err := q.exec(ctx, query, args...); err != nil {
+		if err := q.execGroup(ctx, stmts[:n]); err != nil {
 			return err
 		}
 		stmts = stmts[n:]
+	}
+	return nil
+}
+
+// execGroup sends group as one statement and checks its wants.
+func (q Q) execGroup(ctx context.Context, group []statement) error {
+	var counts []string
+	want := 0
+	for i, st := range group {
+		if st.want > 0 {
+			counts = append(counts, fmt.Sprintf("(SELECT count(*) FROM w%d)", i))
+			want += st.want
+		}
+	}
+	if want == 0 {
+		query, args := combine(group)
+		_, err := q.exec(ctx, query, args...)
+		return err
+	}
+	query, args := combine(append(slices.Clip(group), statement{sql: "SELECT " + strings.Join(counts, " + ")}))
+	var got int
+	if err := q.queryRow(ctx, query, args...).Scan(&got); err != nil {
+		return ledgerConflict(err)
+	}
+	if got != want {
+		return fmt.Errorf("%w: %d of %d rows changed", errQueuedDeltaMissed, got, want)
 	}
 	return nil
 }
