@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 )
 
 // The batching committer's lock order. A batch (InBatchTx) holds every row
@@ -93,18 +92,21 @@ func declaredRows(batch []*batchReq) []declaredRow {
 
 // lockDeclaredChunk locks rows (in the ORDER BY's order: the row-lock step
 // sits above the sort) and puts them, with their accounts, in cache. The
-// rows are named for both tables, as in lockBalancesPG.
+// rows go as three arrays, so the statement's text is the same for every
+// batch: PostgreSQL plans it once per connection and keeps the plan, where a
+// list of row values made a new text for every batch size and was planned
+// again at every execution (0.5–0.7 ms each, as long as running it).
 func (q Q) lockDeclaredChunk(ctx context.Context, rows []declaredRow, cache *balanceCache) error {
-	list := make([]any, 0, 3*len(rows))
-	for _, r := range rows {
-		list = append(list, r.platformID, r.env, r.id)
+	platforms, envs, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		platforms[i], envs[i], ids[i] = r.platformID, r.env, r.id
 	}
-	in := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(rows)), ", ")
 	res, err := q.query(ctx, `SELECT b.platform_id, b.env, a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits,
 		b.pending_credits, b.floor_zero, b.version, b.updated_at, b.closed
-		FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
-		WHERE (a.platform_id, a.env, a.id) IN (`+in+`) AND (b.platform_id, b.env, b.account_id) IN (`+in+`)
-		ORDER BY b.account_id FOR UPDATE OF b`, append(list, list...)...)
+		FROM unnest(CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[])) AS k (platform_id, env, id)
+		JOIN ledger_accounts a ON a.platform_id = k.platform_id AND a.env = k.env AND a.id = k.id
+		JOIN ledger_balances b ON b.platform_id = k.platform_id AND b.env = k.env AND b.account_id = k.id
+		ORDER BY b.account_id FOR UPDATE OF b`, platforms, envs, ids)
 	if err != nil {
 		return err
 	}

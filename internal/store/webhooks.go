@@ -414,12 +414,13 @@ var lastAttemptCols = []string{"last_attempt_id", "last_attempted_at", "last_att
 // and env.
 var attemptCols = []string{"id", "attempted_at", "url", "status_code", "latency_ms", "response_excerpt", "error", "peer_public"}
 
-// finishValues are the rows of fs as a WITH query v: the outcome (event_id,
-// token, state, next_at, delivered_at) and the attempt (a_id … a_peer_public,
-// NULL when there is none).
+// finishValues are the rows of fs as a WITH query v (SQLite; PostgreSQL
+// takes them as finishArrays): the outcome (event_id, token, state, next_at,
+// delivered_at) and the attempt (a_id … a_peer_public, NULL when there is
+// none).
 func finishValues(fs []Finish, now time.Time) (string, []any) {
-	// PostgreSQL types VALUES columns from their first row, and unknown
-	// ones as text; the casts keep the numbers numbers there.
+	// The casts keep the numbers numbers, as they were when PostgreSQL,
+	// which types VALUES columns from their first row, took this form too.
 	const row = `(?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS BIGINT), ?, CAST(? AS INTEGER),
 		CAST(? AS BIGINT), ?, ?, CAST(? AS INTEGER))`
 	values := make([]string, len(fs))
@@ -437,9 +438,51 @@ func finishValues(fs []Finish, now time.Time) (string, []any) {
 			args = append(args, nil, nil, nil, nil, nil, nil, nil, nil)
 		}
 	}
-	return `v (event_id, token, state, next_at, delivered_at, a_id, a_attempted_at, a_url, a_status_code, a_latency_ms,
-		a_response_excerpt, a_error, a_peer_public) AS (VALUES ` + strings.Join(values, ", ") + `)`, args
+	return `v (` + finishColumns + `) AS (VALUES ` + strings.Join(values, ", ") + `)`, args
 }
+
+// finishColumns name the columns of v, the rows of a finish.
+const finishColumns = `event_id, token, state, next_at, delivered_at, a_id, a_attempted_at, a_url, a_status_code,
+	a_latency_ms, a_response_excerpt, a_error, a_peer_public`
+
+// finishArrays are the rows of fs as finishValues makes them, for
+// PostgreSQL: one array per column, unnested, so the statement's text does
+// not depend on how many rows it has. PostgreSQL plans it once per
+// connection and keeps the plan; a VALUES list made a new text for every
+// batch size, planned again at every execution (0.9 ms for 32 rows, about
+// half of the statement's time).
+func finishArrays(fs []Finish, now time.Time) []any {
+	n := len(fs)
+	events, tokens, states := make([]string, n), make([]string, n), make([]string, n)
+	nexts, delivered := make([]int64, n), make([]*int64, n)
+	ids, urls, excerpts, errs := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+	attempted, latencies := make([]*int64, n), make([]*int64, n)
+	statuses, peers := make([]*int32, n), make([]*int32, n)
+	for i, f := range fs {
+		events[i], tokens[i], states[i] = f.EventID, f.Token, f.Outcome.State
+		nexts[i] = toMicros(now)
+		if !f.Outcome.NextAttemptAt.IsZero() {
+			nexts[i] = toMicros(f.Outcome.NextAttemptAt)
+		}
+		if d := f.Outcome.DeliveredAt; d != nil {
+			delivered[i] = ptr(toMicros(*d))
+		}
+		if a := f.Attempt; a != nil {
+			ids[i], urls[i], excerpts[i], errs[i] = &a.ID, &a.URL, &a.ResponseExcerpt, &a.Error
+			attempted[i], latencies[i] = ptr(toMicros(a.AttemptedAt)), ptr(a.LatencyMS)
+			if a.StatusCode != 0 {
+				statuses[i] = ptr(int32(a.StatusCode))
+			}
+			peers[i] = ptr(int32(0))
+			if a.PeerPublic {
+				peers[i] = ptr(int32(1))
+			}
+		}
+	}
+	return []any{events, tokens, states, nexts, delivered, ids, attempted, urls, statuses, latencies, excerpts, errs, peers}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // attemptArgs are a's values in the order of attemptCols.
 func attemptArgs(a Attempt) []any {
@@ -474,6 +517,21 @@ func movedAttempt(o string) string {
 		SELECT ` + o + `.event_id, ` + o + `.platform_id, ` + o + `.env, ` + strings.Join(cols, ", ")
 }
 
+// finishQueryPG is finishDeliveries' statement on PostgreSQL: its rows are
+// finishArrays', its last parameter the time of the update.
+var finishQueryPG = `WITH v AS (SELECT * FROM unnest(CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]),
+		CAST(? AS BIGINT[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]),
+		CAST(? AS INTEGER[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS INTEGER[]))
+		AS u (` + finishColumns + `)),
+	upd AS (UPDATE webhook_deliveries AS d SET ` + finishSet() + `
+		FROM v, (SELECT d2.event_id, d2.` + strings.Join(lastAttemptCols, ", d2.") + `
+			FROM webhook_deliveries d2 JOIN v ON d2.event_id = v.event_id AND d2.lease_token = v.token) AS o
+		WHERE d.event_id = v.event_id AND d.lease_token = v.token AND o.event_id = v.event_id
+			AND d.last_attempt_id IS NOT DISTINCT FROM o.last_attempt_id
+		RETURNING d.event_id, d.platform_id, d.env, v.a_id AS a_id, o.` + strings.Join(lastAttemptCols, ", o.") + `),
+	moved AS (` + movedAttempt("upd") + ` FROM upd WHERE upd.a_id IS NOT NULL AND upd.last_attempt_id IS NOT NULL)
+	SELECT event_id FROM upd`
+
 // finishDeliveries updates the rows of fs (distinct events) whose tokens
 // hold their leases and returns those events. A row given an attempt gets
 // it as its last attempt, and the last attempt it held, if any, becomes a
@@ -491,32 +549,22 @@ func movedAttempt(o string) string {
 // the UPDATE are two statements.
 func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, error) {
 	now := q.Now()
-	v, args := finishValues(fs, now)
-	args = append(args, toMicros(now))
 	var query string
+	var args []any
 	if q.engine == Postgres {
-		olds := make([]string, len(lastAttemptCols))
-		for i, c := range lastAttemptCols {
-			olds[i] = "o." + c
-		}
-		query = `WITH ` + v + `,
-			upd AS (UPDATE webhook_deliveries AS d SET ` + finishSet() + `
-				FROM v, (SELECT d2.event_id, d2.` + strings.Join(lastAttemptCols, ", d2.") + `
-					FROM webhook_deliveries d2 JOIN v ON d2.event_id = v.event_id AND d2.lease_token = v.token) AS o
-				WHERE d.event_id = v.event_id AND d.lease_token = v.token AND o.event_id = v.event_id
-					AND d.last_attempt_id IS NOT DISTINCT FROM o.last_attempt_id
-				RETURNING d.event_id, d.platform_id, d.env, v.a_id AS a_id, ` + strings.Join(olds, ", ") + `),
-			moved AS (` + movedAttempt("upd") + ` FROM upd WHERE upd.a_id IS NOT NULL AND upd.last_attempt_id IS NOT NULL)
-			SELECT event_id FROM upd`
+		query, args = finishQueryPG, finishArrays(fs, now)
 	} else {
+		var v string
+		v, args = finishValues(fs, now)
 		if _, err := q.exec(ctx, `WITH `+v+` `+movedAttempt("d")+` FROM webhook_deliveries d JOIN v
 			ON d.event_id = v.event_id AND d.lease_token = v.token
-			WHERE v.a_id IS NOT NULL AND d.last_attempt_id IS NOT NULL`, args[:len(args)-1]...); err != nil {
+			WHERE v.a_id IS NOT NULL AND d.last_attempt_id IS NOT NULL`, args...); err != nil {
 			return nil, err
 		}
 		query = `WITH ` + v + ` UPDATE webhook_deliveries AS d SET ` + finishSet() + `
 			FROM v WHERE d.event_id = v.event_id AND d.lease_token = v.token RETURNING event_id`
 	}
+	args = append(args, toMicros(now))
 	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
