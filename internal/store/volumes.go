@@ -137,12 +137,14 @@ func (q Q) addVolumeFast(ctx context.Context, t Tenant, day int64, k int, usd in
 	if err != nil {
 		return false, classify(err)
 	}
-	if pg {
-		end := "RELEASE SAVEPOINT volume_fast"
-		if n != 1 {
-			end = "ROLLBACK TO SAVEPOINT volume_fast" // releases the row lock
-		}
-		if _, err := q.exec(ctx, end); err != nil {
+	// An add that changed nothing rolls back, which releases the row lock.
+	// One that did leaves its savepoint open rather than spend a round trip
+	// on releasing it: the savepoint is released, or rolled back, with the
+	// one the batch opened around the fn, or committed with the transaction.
+	// A later add opens a savepoint of the same name, which its own rollback
+	// names (the latest of that name), after writing the queue (above).
+	if pg && n != 1 {
+		if _, err := q.exec(ctx, "ROLLBACK TO SAVEPOINT volume_fast"); err != nil {
 			return false, err
 		}
 	}
