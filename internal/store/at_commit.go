@@ -64,9 +64,10 @@ var errQueuedDeltaMissed = errors.New("store: a queued balance or volume change 
 // batches (bulk work) are written at once.
 const queuedLedgerLimit = 64
 
-// queueLedger queues a WriteLedger call inside a batch of several on
-// PostgreSQL when the batch's cache holds every changed row at the version
-// the change was decided on, and reports whether it did.
+// queueLedger queues a WriteLedger call inside a batch (not a request
+// running alone after a failed commit) on PostgreSQL when the batch's cache
+// holds every changed row at the version the change was decided on, and
+// reports whether it did.
 func (q Q) queueLedger(t Tenant, ts []LedgerTransfer, ps, bucketed []LedgerPosting, changes []LedgerBalanceChange, at int64) bool {
 	cache := q.balances()
 	if q.engine != Postgres || cache == nil || !q.outbox.shared || len(changes) == 0 ||

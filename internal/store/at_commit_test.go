@@ -69,6 +69,39 @@ func TestAtCommit_LedgerWritesQueuedAndSummed(t *testing.T) {
 	})
 }
 
+// A batch of one request queues its ledger write as a batch of several
+// does (the batch's lock statement took its rows); a request running alone
+// after a failed commit writes at once. Both leave the same books.
+func TestAtCommit_BatchOfOneQueuesAloneWritesAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		c := newCommitterLedger(t, db)
+		accts := c.accounts(t, 2, 1000)
+		a, b := accts[0].ID, accts[1].ID
+		pg := db.Engine() == store.Postgres
+		pay := func(queued bool) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				_, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, 100)}})
+				if n, _ := tx.QueuedDeltasForTest(); err == nil && (n == 1) != (queued && pg) {
+					t.Errorf("queued %d ledger writes, want queued %v", n, queued && pg)
+				}
+				return err
+			}
+		}
+		if errs := db.RunBatchForTest(c.t, []string{a, b}, pay(true)); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if err := db.RunAloneForTest(c.t, []string{a, b}, pay(false)); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.posted(t, accts[1]); got != 1200 {
+			t.Fatalf("payee holds %d, want 1200", got)
+		}
+		if err := c.l.Audit(ctx, c.t); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // The summed update is versioned: were a balance row changed behind the
 // batch's back (here by a statement the store does not see), the batch
 // must not commit, and every fn runs again alone. Nothing of the batch

@@ -186,13 +186,18 @@ func (b *batcher) run() {
 // runs again alone, so it is only that fn's failure in the end.
 func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	ctx := context.Background()
+	// A batch of one needs no savepoint. Only a request running alone
+	// after a failed commit writes at once what others queue for the
+	// commit (alone): a batch of one that is not alone queues them too, and
+	// if its commit fails, it runs again alone.
 	single := len(batch) == 1
+	alone := single && batch[0].alone
 	// again queues r to run again, or answers err once it ran too often.
 	again := func(r *batchReq, err error) {
 		if r.attempts < maxBatchAttempts {
 			b.retries.Add(1)
 			r.attempts++
-			r.alone = r.alone || !single
+			r.alone = r.alone || !alone
 			redo = append(redo, r)
 			return
 		}
@@ -214,7 +219,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		return redo
 	}
 	tx := db.newTx(sqlTx)
-	balances, err := tx.lockDeclared(ctx, batch)
+	balances, err := tx.lockDeclared(ctx, batch, alone)
 	if err != nil {
 		b.failures.Add(1)
 		_ = sqlTx.Rollback()
@@ -225,8 +230,8 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		return redo
 	}
 	run := batchRun{db: db, sqlTx: sqlTx, tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single,
-		balances: balances}
-	if !single && db.engine == Postgres {
+		alone: alone, balances: balances}
+	if !alone && db.engine == Postgres {
 		run.volumes = newVolumeCache()
 	}
 	// failed ends the batch uncommitted: nothing of it stands, so the
@@ -240,7 +245,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			again(f.r, err)
 		}
 		for _, r := range run.ok {
-			if single || retryable(err) {
+			if alone || retryable(err) {
 				answer(r, err)
 			} else {
 				again(r, err)
@@ -303,6 +308,7 @@ type batchRun struct {
 	tx     *Tx
 	handed *handoffs
 	single bool
+	alone  bool // the request runs alone after a failed commit: no queued writes
 	open   bool // the last fn's savepoint is not released yet
 	// balances are the rows lockDeclared locked, as the fns leave them
 	// (balance_cache.go); nil when it locked none. volumes are the
@@ -330,7 +336,7 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	tx := b.tx
 	fnHanded := &handoffs{reg: b.handed.reg}
 	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances,
-		volumes: b.volumes, shared: !b.single}
+		volumes: b.volumes, shared: !b.alone}
 	if !b.single {
 		if err := b.savepoint(ctx); err != nil {
 			return err

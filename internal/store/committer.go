@@ -49,10 +49,12 @@ func declaredLocks(ctx context.Context) []declaredLock {
 // batch's size), and returns them as the batch's balance cache
 // (balance_cache.go). SQLite has one writer and needs no lock.
 //
-// A batch of one request needs no such statement: its fn's own
-// LockLedgerAccounts takes the rows in the same order.
-func (q Q) lockDeclared(ctx context.Context, batch []*batchReq) (*balanceCache, error) {
-	if q.engine != Postgres || len(batch) < 2 {
+// A request running alone after a failed commit (alone) takes none: its
+// fn's own LockLedgerAccounts takes the rows in the same order, and it
+// writes them at once. Any other batch, one request or more, decides from
+// the cache and queues its ledger writes for the commit (at_commit.go).
+func (q Q) lockDeclared(ctx context.Context, batch []*batchReq, alone bool) (*balanceCache, error) {
+	if q.engine != Postgres || alone {
 		return nil, nil
 	}
 	rows := declaredRows(batch)

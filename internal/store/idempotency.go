@@ -108,7 +108,8 @@ func (q Q) CompleteIdempotencyKey(ctx context.Context, t Tenant, key, lockToken 
 // ErrConflict means the key is already taken: another request with it
 // finished first, and this one must roll back its effect and replay that one.
 //
-// Inside a batch of several requests (InBatchTx) the row is queued and goes
+// Inside a batch (InBatchTx; not a request running alone after a failed
+// commit) the row is queued and goes
 // in with the batch's commit, its table's rows as one statement. A key
 // taken meanwhile then fails that commit, and every request of the batch
 // runs again alone (batch.go), where the row is inserted at once: so the

@@ -10,7 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
-// In a batch of several requests an idempotency record waits for the
+// In a batch (of one request or more) an idempotency record waits for the
 // batch's commit; a statement of the same transaction still reads it. Two
 // requests of one batch that finish the same key fail that commit; each then
 // runs alone, where the first stores its record and the second gets
@@ -69,13 +69,18 @@ func TestInBatchTx_IdempotencyRecordAtCommit(t *testing.T) {
 			t.Fatalf("k3 after the failed commit: %v; want not found", err)
 		}
 		// Alone, as the batch runs them again.
-		if errs := db.RunBatchForTest(tn, nil, record("k3", "first", &m1, false)); errs[0] != nil {
-			t.Fatal(errs[0])
+		if err := db.RunAloneForTest(tn, nil, record("k3", "first", &m1, false)); err != nil {
+			t.Fatal(err)
+		}
+		// A batch of one that is not alone queues its record too: the key
+		// taken fails its commit, and it would run again, alone.
+		if errs := db.RunBatchForTest(tn, nil, record("k3", "second", &m2, false)); !errors.Is(errs[0], store.ErrBatchRedoForTest) {
+			t.Fatalf("the second in a batch of one: %v; want it run again", errs[0])
 		}
 		var atInsert *insertErr
-		if errs := db.RunBatchForTest(tn, nil, record("k3", "second", &m2, false)); !errors.As(errs[0], &atInsert) ||
-			!errors.Is(errs[0], store.ErrConflict) {
-			t.Fatalf("the second alone: %v; want ErrConflict from its insert", errs[0])
+		if err := db.RunAloneForTest(tn, nil, record("k3", "second", &m2, false)); !errors.As(err, &atInsert) ||
+			!errors.Is(err, store.ErrConflict) {
+			t.Fatalf("the second alone: %v; want ErrConflict from its insert", err)
 		}
 		if got, err := db.Read().GetIdempotencyKey(ctx, tn, "k3"); err != nil || string(got.ResponseBody) != "first" {
 			t.Fatalf("k3: %q, %v; want the first's", got.ResponseBody, err)

@@ -304,8 +304,8 @@ func (q Q) ChangeLedgerBalance(ctx context.Context, t Tenant, c LedgerBalanceCha
 	return n == 1, err
 }
 
-// WriteLedger stores what a ledger batch decided (inside a batch of several
-// on PostgreSQL, usually queued for the commit: queueLedger): its transfers
+// WriteLedger stores what a ledger batch decided (inside a batch on
+// PostgreSQL, usually queued for the commit: queueLedger): its transfers
 // (InsertLedgerTransfers), postings and statement buckets (see
 // ledgerBucketUpserts), then its balance changes
 // (ChangeLedgerBalance each). failed names the account of a change that did

@@ -28,12 +28,12 @@ type outbox struct {
 	// that ran before this one (batch.go); nil otherwise.
 	earlier *batchWrites
 	handed  *handoffs // deliveries leased to this node's workers (handoff.go)
-	// shared: a fn of a batch of several (InBatchTx), whose commit failing
-	// runs each of them again alone.
+	// shared: a fn of a batch (InBatchTx) that does not run alone after a
+	// failed commit; if its batch's commit fails, each fn runs again alone.
 	shared bool
 	// balances, inside a batch that locked balance rows when it began,
 	// holds them as the transaction has them (balance_cache.go); volumes,
-	// inside a batch of several, the daily-volume shard rows it added to
+	// inside such a batch, the daily-volume shard rows it added to
 	// (volumes.go).
 	balances *balanceCache
 	volumes  *volumeCache

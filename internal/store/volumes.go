@@ -304,9 +304,9 @@ func (q Q) SetDailyVolumeLimit(ctx context.Context, t Tenant, usd int64) error {
 	return err
 }
 
-// volumeCache holds, for a batch of several on PostgreSQL, the daily-volume
-// shard rows the batch added to and so holds locked until its commit, with
-// what they hold in its transaction. A later add of the batch to such a row
+// volumeCache holds, for a batch on PostgreSQL (not a request alone), the
+// daily-volume shard rows the batch added to and so holds locked until its
+// commit, with what they hold in its transaction. A later add of the batch to such a row
 // is decided here and queued (queueVolume, at_commit.go) instead of sent.
 // It stays exact like the balance cache: any other statement naming
 // daily_volumes, and a fn's rollback to its savepoint (which may undo the
@@ -329,7 +329,8 @@ type heldVolume struct {
 
 func newVolumeCache() *volumeCache { return &volumeCache{rows: map[volumeShardKey]heldVolume{}} }
 
-// volumes is the batch's volume cache, nil outside a batch of several.
+// volumes is the batch's volume cache, nil outside a batch and for a
+// request running alone.
 func (q Q) volumes() *volumeCache {
 	if q.outbox == nil {
 		return nil
