@@ -306,8 +306,9 @@ func (q Q) SetDailyVolumeLimit(ctx context.Context, t Tenant, usd int64) error {
 
 // volumeCache holds, for a batch on PostgreSQL (not a request alone), the
 // daily-volume shard rows the batch added to and so holds locked until its
-// commit, with what they hold in its transaction. A later add of the batch to such a row
-// is decided here and queued (queueVolume, at_commit.go) instead of sent.
+// commit, with what they hold in its transaction. A later add of the batch
+// to such a row is decided here and queued (queueVolume, at_commit.go)
+// instead of sent.
 // It stays exact like the balance cache: any other statement naming
 // daily_volumes, and a fn's rollback to its savepoint (which may undo the
 // add that locked a row), empty it.

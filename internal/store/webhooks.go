@@ -465,24 +465,22 @@ func finishArrays(fs []Finish, now time.Time) []any {
 			nexts[i] = toMicros(f.Outcome.NextAttemptAt)
 		}
 		if d := f.Outcome.DeliveredAt; d != nil {
-			delivered[i] = ptr(toMicros(*d))
+			delivered[i] = new(toMicros(*d))
 		}
 		if a := f.Attempt; a != nil {
 			ids[i], urls[i], excerpts[i], errs[i] = &a.ID, &a.URL, &a.ResponseExcerpt, &a.Error
-			attempted[i], latencies[i] = ptr(toMicros(a.AttemptedAt)), ptr(a.LatencyMS)
+			attempted[i], latencies[i] = new(toMicros(a.AttemptedAt)), new(a.LatencyMS)
 			if a.StatusCode != 0 {
-				statuses[i] = ptr(int32(a.StatusCode))
+				statuses[i] = new(int32(a.StatusCode))
 			}
-			peers[i] = ptr(int32(0))
+			peers[i] = new(int32(0))
 			if a.PeerPublic {
-				peers[i] = ptr(int32(1))
+				peers[i] = new(int32(1))
 			}
 		}
 	}
 	return []any{events, tokens, states, nexts, delivered, ids, attempted, urls, statuses, latencies, excerpts, errs, peers}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // attemptArgs are a's values in the order of attemptCols.
 func attemptArgs(a Attempt) []any {
