@@ -26,17 +26,8 @@ func TestAtCommit_LedgerWritesQueuedAndSummed(t *testing.T) {
 		c := newCommitterLedger(t, db)
 		accts := c.accounts(t, 2, 1000)
 		a, b := accts[0].ID, accts[1].ID
-		pg := db.Engine() == store.Postgres
 		boom := errors.New("boom")
-		pay := func(amount int64, queued bool) func(*store.Tx) error {
-			return func(tx *store.Tx) error {
-				_, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, amount)}})
-				if n, _ := tx.QueuedDeltasForTest(); err == nil && (n == 1) != (queued && pg) {
-					t.Errorf("paying %d queued %d ledger writes, want queued %v", amount, n, queued && pg)
-				}
-				return err
-			}
-		}
+		pay := queuedPay(t, db, c, a, b)
 		errs := db.RunBatchForTest(c.t, []string{a, b},
 			pay(100, true),
 			pay(200, true),
@@ -77,20 +68,11 @@ func TestAtCommit_BatchOfOneQueuesAloneWritesAtOnce(t *testing.T) {
 		c := newCommitterLedger(t, db)
 		accts := c.accounts(t, 2, 1000)
 		a, b := accts[0].ID, accts[1].ID
-		pg := db.Engine() == store.Postgres
-		pay := func(queued bool) func(*store.Tx) error {
-			return func(tx *store.Tx) error {
-				_, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, 100)}})
-				if n, _ := tx.QueuedDeltasForTest(); err == nil && (n == 1) != (queued && pg) {
-					t.Errorf("queued %d ledger writes, want queued %v", n, queued && pg)
-				}
-				return err
-			}
-		}
-		if errs := db.RunBatchForTest(c.t, []string{a, b}, pay(true)); errs[0] != nil {
+		pay := queuedPay(t, db, c, a, b)
+		if errs := db.RunBatchForTest(c.t, []string{a, b}, pay(100, true)); errs[0] != nil {
 			t.Fatal(errs[0])
 		}
-		if err := db.RunAloneForTest(c.t, []string{a, b}, pay(false)); err != nil {
+		if err := db.RunAloneForTest(c.t, []string{a, b}, pay(100, false)); err != nil {
 			t.Fatal(err)
 		}
 		if got := c.posted(t, accts[1]); got != 1200 {
@@ -100,6 +82,21 @@ func TestAtCommit_BatchOfOneQueuesAloneWritesAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// queuedPay returns fns that pay amount from a to b and check that the
+// ledger write was queued for the commit, or not (SQLite queues none).
+func queuedPay(t *testing.T, db *store.DB, c *committerLedger, a, b string) func(amount int64, queued bool) func(*store.Tx) error {
+	pg := db.Engine() == store.Postgres
+	return func(amount int64, queued bool) func(*store.Tx) error {
+		return func(tx *store.Tx) error {
+			_, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, amount)}})
+			if n, _ := tx.QueuedDeltasForTest(); err == nil && (n == 1) != (queued && pg) {
+				t.Errorf("paying %d queued %d ledger writes, want queued %v", amount, n, queued && pg)
+			}
+			return err
+		}
+	}
 }
 
 // The summed update is versioned: were a balance row changed behind the
