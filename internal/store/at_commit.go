@@ -138,7 +138,7 @@ func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...st
 	if err := q.execAll(ctx, append(stmts, updates...)); err != nil {
 		q.balances().clear()
 		q.volumes().clear()
-		return err
+		return ledgerConflict(err)
 	}
 	return nil
 }

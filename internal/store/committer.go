@@ -45,9 +45,9 @@ func declaredLocks(ctx context.Context) []declaredLock {
 }
 
 // lockDeclared locks, on PostgreSQL, the balance rows the batch's requests
-// declared, in account-id order, in one statement (chunked far beyond any
-// batch's size), and returns them as the batch's balance cache
-// (balance_cache.go). SQLite has one writer and needs no lock.
+// declared, in account-id order, in one statement, and returns them as the
+// batch's balance cache (balance_cache.go). SQLite has one writer and needs
+// no lock.
 //
 // A request running alone after a failed commit (alone) takes none: its
 // fn's own LockLedgerAccounts takes the rows in the same order, and it
@@ -59,13 +59,11 @@ func (q Q) lockDeclared(ctx context.Context, batch []*batchReq, alone bool) (*ba
 	}
 	rows := declaredRows(batch)
 	cache := newBalanceCache()
-	const chunk = 1000
-	for len(rows) > 0 {
-		n := min(len(rows), chunk)
-		if err := q.lockDeclaredChunk(ctx, rows[:n], cache); err != nil {
-			return nil, err
-		}
-		rows = rows[n:]
+	if len(rows) == 0 {
+		return cache, nil
+	}
+	if err := q.lockDeclaredRows(ctx, rows, cache); err != nil {
+		return nil, err
 	}
 	return cache, nil
 }
@@ -92,13 +90,13 @@ func declaredRows(batch []*batchReq) []declaredRow {
 	return slices.Compact(rows)
 }
 
-// lockDeclaredChunk locks rows (in the ORDER BY's order: the row-lock step
+// lockDeclaredRows locks rows (in the ORDER BY's order: the row-lock step
 // sits above the sort) and puts them, with their accounts, in cache. The
 // rows go as three arrays, so the statement's text is the same for every
-// batch: PostgreSQL plans it once per connection and keeps the plan, where a
+// batch, however many rows it has (so it needs no chunks either): PostgreSQL plans it once per connection and keeps the plan, where a
 // list of row values made a new text for every batch size and was planned
 // again at every execution (0.4 ms a call, a third of its time).
-func (q Q) lockDeclaredChunk(ctx context.Context, rows []declaredRow, cache *balanceCache) error {
+func (q Q) lockDeclaredRows(ctx context.Context, rows []declaredRow, cache *balanceCache) error {
 	platforms, envs, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
 	for i, r := range rows {
 		platforms[i], envs[i], ids[i] = r.platformID, r.env, r.id

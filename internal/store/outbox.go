@@ -289,7 +289,7 @@ func (q Q) execGroup(ctx context.Context, group []statement) error {
 	query, args := combine(append(slices.Clip(group), statement{sql: "SELECT " + strings.Join(counts, " + ")}))
 	var got int
 	if err := q.queryRow(ctx, query, args...).Scan(&got); err != nil {
-		return ledgerConflict(err)
+		return classify(err) // as exec's error is
 	}
 	if got != want {
 		return fmt.Errorf("%w: %d of %d rows changed", errQueuedDeltaMissed, got, want)
