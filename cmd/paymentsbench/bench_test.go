@@ -413,6 +413,24 @@ func TestLedgerChecksSQL(t *testing.T) {
 			if _, err := sqlDB.Exec("UPDATE ledger_posting_buckets SET amount = amount - 1 WHERE span = 3600000000"); err != nil {
 				t.Fatal(err)
 			}
+			// A transfer row gone under its postings and its transaction
+			// (SQLite's foreign keys refuse that; PostgreSQL has none here).
+			if eng == "postgres" {
+				var posting, transfer string
+				if err := sqlDB.QueryRow("SELECT id, transfer_id FROM ledger_postings WHERE amount = 300 LIMIT 1").Scan(&posting, &transfer); err != nil {
+					t.Fatal(err)
+				}
+				move := "UPDATE ledger_postings SET transfer_id = $1 WHERE id = $2"
+				if _, err := sqlDB.Exec(move, "LedgerTransfer:gone", posting); err != nil {
+					t.Fatal(err)
+				}
+				if f := failing(); !f[danglingCheck] {
+					t.Fatalf("after a posting lost its transfer: %v", f)
+				}
+				if _, err := sqlDB.Exec(move, transfer, posting); err != nil {
+					t.Fatal(err)
+				}
+			}
 			// A posting that makes a transfer (and the currency) unbalanced.
 			if _, err := sqlDB.Exec(rebind(eng, "UPDATE ledger_postings SET amount = amount + 1 WHERE amount = ?"), 300); err != nil {
 				t.Fatal(err)

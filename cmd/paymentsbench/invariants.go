@@ -92,7 +92,11 @@ func (c *dbChecker) count(ctx context.Context, q string, args ...any) (int64, er
 	return n, err
 }
 
-// LedgerChecks: every transfer sums to zero per currency, every balance
+// danglingCheck names the check that every ledger reference resolves.
+const danglingCheck = "db: every posting's transfer and account, and every transaction's ledger transfer, exist"
+
+// LedgerChecks: every transfer sums to zero per currency, every reference
+// to a transfer or an account resolves, every balance
 // row equals its posted postings, no INTERNAL account is negative, the
 // posted postings of each currency sum to zero, and every statement bucket
 // equals its postings.
@@ -111,6 +115,15 @@ func (c *dbChecker) LedgerChecks(ctx context.Context) []CheckResult {
 	n, err := c.count(ctx, `SELECT COUNT(*) FROM (SELECT transfer_id, currency FROM ledger_postings
 		WHERE platform_id = ? AND env = ? GROUP BY transfer_id, currency HAVING SUM(amount) <> 0) x`, c.platform, c.env)
 	add("db: every ledger transfer sums to zero per currency", n, err, "unbalanced transfer/currency pairs")
+	// PostgreSQL has no foreign keys from postings and transactions rows to
+	// their transfers and accounts (migration 0061): the code keeps them.
+	n, err = c.count(ctx, `SELECT (SELECT COUNT(*) FROM ledger_postings p
+			WHERE p.platform_id = ? AND p.env = ? AND (
+				NOT EXISTS (SELECT 1 FROM ledger_transfers t WHERE t.id = p.transfer_id) OR
+				NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.id = p.account_id)))
+		+ (SELECT COUNT(*) FROM transactions x WHERE x.platform_id = ? AND x.env = ? AND x.ledger_transfer_id IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM ledger_transfers t WHERE t.id = x.ledger_transfer_id))`, c.platform, c.env, c.platform, c.env)
+	add(danglingCheck, n, err, "postings or transactions refer to a missing transfer or account")
 	n, err = c.count(ctx, `SELECT COUNT(*) FROM ledger_balances b
 		LEFT JOIN (SELECT account_id, SUM(amount) AS s FROM ledger_postings
 		           WHERE platform_id = ? AND env = ? AND NOT pending GROUP BY account_id) p ON p.account_id = b.account_id

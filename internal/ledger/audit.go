@@ -13,7 +13,8 @@ import (
 // Audit checks the tenant's whole ledger against its invariants and returns
 // nil, or ErrInvariant joined with every violation found:
 //
-//   - every transfer's postings sum to zero per currency;
+//   - every transfer's postings sum to zero per currency, and every posting
+//     belongs to a transfer and an account that exist;
 //   - every transfer but a VOID has two or more postings, a VOID none;
 //   - every non-hot account has a balance row, no hot account has one, and
 //     every balance row equals the sum of its account's postings (posted, and
@@ -37,6 +38,13 @@ func (s *Service) Audit(ctx context.Context, t store.Tenant) error {
 	}
 	for _, id := range unbalanced {
 		bad("transfer %s: postings do not sum to zero in some currency", id)
+	}
+	orphans, err := q.LedgerPostingsWithoutTransfer(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, id := range orphans {
+		bad("postings of unknown transfer %s", id)
 	}
 	counts, err := q.LedgerPostingCounts(ctx, t)
 	if err != nil {

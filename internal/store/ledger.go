@@ -760,6 +760,28 @@ func (q Q) LedgerUnbalancedTransfers(ctx context.Context, t Tenant) ([]string, e
 	return out, err
 }
 
+// LedgerPostingsWithoutTransfer lists the transfers the tenant's postings
+// name that have no row (an audit). On PostgreSQL no foreign key forbids
+// such a posting (migration 0061); the ledger writes a posting only in the
+// statement that writes its transfer.
+func (q Q) LedgerPostingsWithoutTransfer(ctx context.Context, t Tenant) ([]string, error) {
+	rows, err := q.query(ctx, `SELECT DISTINCT p.transfer_id FROM ledger_postings p
+		LEFT JOIN ledger_transfers t ON t.id = p.transfer_id
+		WHERE p.platform_id = ? AND p.env = ? AND t.id IS NULL ORDER BY p.transfer_id`,
+		t.PlatformID, t.Env)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = ledgerEachRow(rows, func(r *sql.Rows) error {
+		var id string
+		err := r.Scan(&id)
+		out = append(out, id)
+		return err
+	})
+	return out, err
+}
+
 // LedgerPostingCount is a transfer's number of postings.
 type LedgerPostingCount struct {
 	TransferID string

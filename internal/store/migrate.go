@@ -15,6 +15,12 @@ import (
 // once, in one transaction. On PostgreSQL an advisory lock keeps several nodes
 // starting at once from racing.
 //
+// A migration named NNNN_name.postgres.sql is PostgreSQL's alone: SQLite
+// records its number as applied and runs nothing, so both engines keep one
+// sequence of versions. It is for what only PostgreSQL can do or needs (an
+// ALTER TABLE … DROP CONSTRAINT, which SQLite could do only by rebuilding
+// the table); the schema the code relies on stays the same on both.
+//
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
@@ -22,7 +28,12 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// postgresOnly: the file is NNNN_name.postgres.sql.
+	postgresOnly bool
 }
+
+// postgresSuffix ends the name of a migration only PostgreSQL runs.
+const postgresSuffix = ".postgres.sql"
 
 func loadMigrations() ([]migration, error) {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
@@ -40,7 +51,8 @@ func loadMigrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body)})
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body),
+			postgresOnly: strings.HasSuffix(e.Name(), postgresSuffix)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	for i := 1; i < len(ms); i++ {
@@ -73,6 +85,15 @@ func statements(sql string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// statementsFor are the statements of m that engine runs: none of a
+// PostgreSQL-only migration on SQLite.
+func (m migration) statementsFor(engine Engine) []string {
+	if m.postgresOnly && engine != Postgres {
+		return nil
+	}
+	return statements(m.sql)
 }
 
 func (db *DB) migrate(ctx context.Context) error {
@@ -111,7 +132,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if applied[m.version] {
 				continue
 			}
-			for _, stmt := range statements(m.sql) {
+			for _, stmt := range m.statementsFor(db.engine) {
 				if _, err := tx.exec(ctx, stmt); err != nil {
 					return fmt.Errorf("store: migration %s: %w", m.name, err)
 				}
