@@ -309,7 +309,7 @@ type batchRun struct {
 	handed *handoffs
 	single bool
 	alone  bool // the request runs alone after a failed commit: no queued writes
-	open   bool // the last fn's savepoint is not released yet
+	open   bool // a fn's savepoint is open, not released yet
 	// balances are the rows lockDeclared locked, as the fns leave them
 	// (balance_cache.go); nil when it locked none. volumes are the
 	// daily-volume rows the batch added to (volumes.go); nil in a batch of
@@ -332,16 +332,20 @@ type refusal struct {
 // one runs r's fn in its own savepoint (none when the batch is r alone). A
 // panic is answered at once: it re-raises in the caller whatever the
 // batch's outcome. An error ends the whole transaction.
+//
+// The savepoint is opened lazily (fnSavepoint): with the fn's first
+// statement, in its round trip when it can, or never if the fn sends none
+// (its writes all queued for the commit), and then there is nothing to roll
+// back either.
 func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	tx := b.tx
 	fnHanded := &handoffs{reg: b.handed.reg}
-	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances,
-		volumes: b.volumes, shared: !b.alone}
+	sp := &fnSavepoint{engine: b.db.engine}
 	if !b.single {
-		if err := b.savepoint(ctx); err != nil {
-			return err
-		}
+		sp.pending = b.savepointStatements()
 	}
+	tx.counts, tx.outbox = countDeltas{}, &outbox{handed: fnHanded, earlier: &b.writes, balances: b.balances,
+		volumes: b.volumes, shared: !b.alone, savepoint: sp}
 	// The fn's queued inserts (new rows nothing reads before the commit)
 	// wait for the batch's commit, where each table's go in as one
 	// statement (mergeInserts). One that conflicts fails the batch, and
@@ -351,9 +355,17 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	// fns' too (flushFor): a rollback to the fn's savepoint undoes those,
 	// so they are queued again.
 	res := callFn(r.fn, tx)
+	sp.pending = nil // the statements after the fn (the commit's) are the batch's
+	if sp.err != nil {
+		// The savepoint did not open: a rollback to the name could reach an
+		// earlier fn's, so the transaction ends here and every fn runs again.
+		fnHanded.settle(false)
+		b.settleFailed(r, res)
+		return sp.err
+	}
 	if res.panic != nil || res.err != nil {
 		fnHanded.settle(false)
-		if !b.single {
+		if sp.sent {
 			if _, err := b.sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT grp"); err != nil {
 				b.settleFailed(r, res)
 				return classify(err)
@@ -373,30 +385,57 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 		b.handed.keep(fnHanded)
 	}
 	// The savepoint is released by the next fn's savepoint statement, or
-	// by the commit.
-	b.open = !b.single
+	// by the commit. A fn that opened none leaves an earlier fn's open.
+	b.open = b.open || sp.sent
 	return nil
 }
 
-// savepoint opens the savepoint of the next fn. The previous fn's is
-// released in the same round trip on PostgreSQL (a statement without
-// parameters goes in the simple protocol, which takes several); SQLite runs
-// in-process and takes them one by one.
-func (b *batchRun) savepoint(ctx context.Context) error {
-	stmts := []string{"SAVEPOINT grp"}
+// savepointStatements open the savepoint of the next fn, releasing the
+// previous fn's when it is still open.
+func (b *batchRun) savepointStatements() []string {
 	if b.open {
-		stmts = []string{"RELEASE SAVEPOINT grp", "SAVEPOINT grp"}
+		return []string{"RELEASE SAVEPOINT grp", "SAVEPOINT grp"}
 	}
-	if b.db.engine == Postgres {
+	return []string{"SAVEPOINT grp"}
+}
+
+// fnSavepoint is a batch fn's savepoint until the fn sends its first
+// statement: pending holds the statements that open it (none for a batch of
+// one), sent says they went, err that they failed.
+type fnSavepoint struct {
+	engine  Engine
+	pending []string
+	sent    bool
+	err     error
+}
+
+// before opens the savepoint, if it is pending, before query is sent on x.
+// On PostgreSQL a query without arguments that writes no queue first
+// (flushFor) takes the savepoint statements in its own round trip (the
+// simple protocol takes several statements): before returns it prefixed
+// with them. Otherwise they go first, on their own (one round trip on
+// PostgreSQL; SQLite runs in-process and takes them one by one).
+func (sp *fnSavepoint) before(ctx context.Context, x execer, query string, joinable bool) (string, error) {
+	if sp == nil || len(sp.pending) == 0 {
+		return query, nil
+	}
+	stmts := sp.pending
+	sp.pending = nil
+	if sp.engine == Postgres {
+		if joinable {
+			sp.sent = true
+			return strings.Join(stmts, "; ") + "; " + query, nil
+		}
 		stmts = []string{strings.Join(stmts, "; ")}
 	}
 	for _, st := range stmts {
-		if _, err := b.sqlTx.ExecContext(ctx, st); err != nil {
-			return classify(err)
+		if _, err := x.ExecContext(ctx, st); err != nil {
+			sp.err = classify(err)
+			return "", sp.err
 		}
 	}
-	b.open = false
-	return nil
+	sp.sent = true
+	return query, nil
 }
 
 // settleFailed answers a panic now and keeps an error for after the

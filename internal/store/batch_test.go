@@ -247,3 +247,43 @@ func TestInBatchTx_QueuedWriteConflictIsTheCallersOwn(t *testing.T) {
 func newPlatform(name string) store.Platform {
 	return store.Platform{ID: id.New(id.Platform), Name: name, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 }
+
+// A fn's savepoint opens with its first statement (or never, when it sends
+// none), so a fn that fails after sending nothing rolls nothing back: not
+// the savepoint of an earlier fn that did send. One that fails after
+// sending rolls back to its own, and the fns around it commit.
+func TestInBatchTx_LazySavepointRollsBackOnlyTheFnsOwn(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		boom := errors.New("boom")
+		ids := make([]string, 6)
+		insert := func(i int) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				ids[i] = id.New(id.Platform)
+				return tx.InsertPlatform(ctx, store.Platform{ID: ids[i], Name: fmt.Sprint(i), CreatedAt: time.Now()})
+			}
+		}
+		fail := func(*store.Tx) error { return boom }
+		failAfter := func(i int) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				if err := insert(i)(tx); err != nil {
+					return err
+				}
+				return boom
+			}
+		}
+		nothing := func(*store.Tx) error { return nil }
+		errs := db.RunBatchForTest(tn, nil, insert(0), fail, failAfter(2), nothing, fail, insert(5))
+		want := []error{nil, boom, boom, nil, boom, nil}
+		for i := range want {
+			if !errors.Is(errs[i], want[i]) {
+				t.Fatalf("fn %d answered %v, want %v (all: %v)", i, errs[i], want[i], errs)
+			}
+		}
+		for i, committed := range map[int]bool{0: true, 2: false, 5: true} {
+			if _, err := db.Read().GetPlatform(ctx, ids[i]); (err == nil) != committed {
+				t.Fatalf("fn %d's platform: %v, want committed %v", i, err, committed)
+			}
+		}
+	})
+}

@@ -40,6 +40,9 @@ type outbox struct {
 	// flushing is set while the queued writes are written: those
 	// statements change rows the caches already hold as they will be.
 	flushing bool
+	// savepoint, for a fn of a batch, opens the fn's savepoint before its
+	// first statement (batch.go).
+	savepoint *fnSavepoint
 }
 
 // batchWrites are the queued writes of a batch's fns. made are those a
