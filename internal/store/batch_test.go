@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -284,6 +285,34 @@ func TestInBatchTx_LazySavepointRollsBackOnlyTheFnsOwn(t *testing.T) {
 			if _, err := db.Read().GetPlatform(ctx, ids[i]); (err == nil) != committed {
 				t.Fatalf("fn %d's platform: %v, want committed %v", i, err, committed)
 			}
+		}
+	})
+}
+
+// A fn whose savepoint cannot open (here: its statement's context is
+// already cancelled) ends the batch: every fn, that one too, is answered or
+// run again; none is left waiting.
+func TestInBatchTx_SavepointThatFailsToOpenEndsTheBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		insert := func(c context.Context) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				return tx.InsertPlatform(c, store.Platform{ID: id.New(id.Platform), Name: "p", CreatedAt: time.Now()})
+			}
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		done := make(chan []error, 1)
+		go func() { done <- db.RunBatchForTest(tn, nil, insert(ctx), insert(cancelled), insert(ctx)) }()
+		select {
+		case errs := <-done:
+			for i, err := range errs {
+				if !errors.Is(err, store.ErrBatchRedoForTest) {
+					t.Fatalf("fn %d: %v, want it run again (all: %v)", i, err, errs)
+				}
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a fn of the batch was never answered")
 		}
 	})
 }
