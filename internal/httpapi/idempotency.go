@@ -130,8 +130,8 @@ func replayRecord(w http.ResponseWriter, rt route, rec store.IdemRecord) {
 // replays the first's response.
 func (s *Server) idempotentInTx(rt route, w http.ResponseWriter, r *http.Request, key, hash string) error {
 	tenant := principal(r).Tenant
-	for range 3 {
-		_, err := s.db.Read().GetIdempotencyKey(r.Context(), tenant, key)
+	for i := range 3 {
+		err := s.keyTaken(r, tenant, key, i == 0)
 		if err == nil {
 			return s.idempotentClaimed(rt, w, r, key, hash)
 		}
@@ -169,6 +169,20 @@ func (s *Server) idempotentInTx(rt route, w http.ResponseWriter, r *http.Request
 		return nil
 	}
 	return apierr.New(apierr.CodeOperationInProgress, "A request with this Idempotency-Key is still in progress; retry later with the same key")
+}
+
+// keyTaken is nil when the tenant holds key, store.ErrNotFound when it does
+// not. The first look takes what the credential's statement found
+// (authenticatePlatform), when it looked; a later one, after a race, reads.
+func (s *Server) keyTaken(r *http.Request, tenant store.Tenant, key string, first bool) error {
+	if k, ok := r.Context().Value(keySeenKey{}).(keySeen); ok && first && k.key == key {
+		if k.seen {
+			return nil
+		}
+		return store.ErrNotFound
+	}
+	_, err := s.db.Read().GetIdempotencyKey(r.Context(), tenant, key)
+	return err
 }
 
 // replayable reports whether a response is stored for replay. Server errors

@@ -191,9 +191,24 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 // authenticatePlatform checks HTTP Basic platform credentials, the token's
 // rate, the sandbox restriction and the route's permission need.
 func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt route) (context.Context, error) {
-	p, err := s.platformPrincipal(w, r)
+	// A route that records its key in its transaction asks next whether the
+	// key is taken (idempotentInTx): the credential's statement answers it.
+	key := ""
+	if rt.recordsInTx {
+		key = r.Header.Get("Idempotency-Key")
+	}
+	p, seen, err := s.platformPrincipal(w, r, key)
 	if err != nil {
 		return nil, err
+	}
+	if key != "" {
+		// Set even when not read (an in-process call), so that a call made
+		// from inside another request never takes that request's look.
+		var k keySeen
+		if seen != nil {
+			k = *seen
+		}
+		r = r.WithContext(context.WithValue(r.Context(), keySeenKey{}, k))
 	}
 	if err := s.admit(w, r, p); err != nil {
 		return nil, err
@@ -208,25 +223,45 @@ func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt
 }
 
 // platformPrincipal resolves platform credentials: the principal of an
-// in-process call (Call), else the request's Basic credentials.
-func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request) (auth.Principal, error) {
+// in-process call (Call), else the request's Basic credentials. With a key,
+// it also reports what the credential's statement found of that
+// Idempotency-Key in the tenant; nil when it read none (an in-process call:
+// the caller then looks the key up itself).
+func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request, key string) (auth.Principal, *keySeen, error) {
 	if p, ok := inProcessPrincipal(r); ok {
-		return p, nil
+		return p, nil, nil
 	}
 	clientID, secret, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
-		return auth.Principal{}, apierr.Unauthorized()
+		return auth.Principal{}, nil, apierr.Unauthorized()
 	}
-	p, err := s.tokens.Authenticate(r.Context(), clientID, secret)
+	var p auth.Principal
+	var seen *keySeen
+	var err error
+	if key != "" {
+		seen = &keySeen{key: key}
+		p, seen.seen, err = s.tokens.AuthenticateSeeingKey(r.Context(), clientID, secret, key)
+	} else {
+		p, err = s.tokens.Authenticate(r.Context(), clientID, secret)
+	}
 	if err != nil {
 		if _, isAPI := apierr.From(err); isAPI {
 			w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
 		}
-		return auth.Principal{}, err
+		return auth.Principal{}, nil, err
 	}
-	return p, nil
+	return p, seen, nil
 }
+
+// keySeen is what the credential's statement found of a request's
+// Idempotency-Key (authenticatePlatform), for idempotentInTx's first look.
+type keySeen struct {
+	key  string
+	seen bool
+}
+
+type keySeenKey struct{}
 
 // admit notes the caller for the access log and applies its request rate.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, p auth.Principal) error {

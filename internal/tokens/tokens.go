@@ -166,6 +166,26 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (au
 		return auth.Principal{}, apierr.Unauthorized()
 	}
 	row, err := s.DB.Read().TokenByClientID(ctx, clientID)
+	return s.check(ctx, row, err, secret)
+}
+
+// AuthenticateSeeingKey is Authenticate that also reports whether the
+// principal's tenant already holds the Idempotency-Key key, read in the
+// same statement as the credential (store.TokenByClientIDSeeingKey). What
+// it reports is what GetIdempotencyKey would have found a moment later;
+// the key's record at the commit still decides a race.
+func (s *Service) AuthenticateSeeingKey(ctx context.Context, clientID, secret, key string) (auth.Principal, bool, error) {
+	if clientID == "" || secret == "" {
+		return auth.Principal{}, false, apierr.Unauthorized()
+	}
+	row, seen, err := s.DB.Read().TokenByClientIDSeeingKey(ctx, clientID, key)
+	p, err := s.check(ctx, row, err, secret)
+	return p, seen && err == nil, err
+}
+
+// check answers a credential lookup: the principal of a live token whose
+// secret matches, else 401.
+func (s *Service) check(ctx context.Context, row store.Token, err error, secret string) (auth.Principal, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		// Spend the same hashing work as a real comparison.
 		auth.SecretMatches(secret, strings.Repeat("0", 64))

@@ -357,3 +357,31 @@ func TestAuthenticate_DeleteTakesEffectAtOnce(t *testing.T) {
 func as(tn store.Tenant) auth.Principal {
 	return auth.Principal{Tenant: tn, Permissions: []string{auth.Transact}}
 }
+
+// AuthenticateSeeingKey answers what Authenticate answers, and whether the
+// token's own tenant (platform and environment) holds the Idempotency-Key:
+// another environment's record of the same key is not the tenant's, and a
+// refused credential reports nothing.
+func TestAuthenticateSeeingKey_TheTenantsOwnKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f, ctx := newFixture(t, db), context.Background()
+		tok := f.create(t, f.sandbox, CreateRequest{Name: ptr("k"), Permissions: []string{auth.Transact}})
+		if err := db.Write().InsertIdempotencyRecord(ctx, f.prod, "k-prod", "h", 200, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Write().InsertIdempotencyRecord(ctx, f.sandbox, "k-sandbox", "h", 200, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string]bool{"k-sandbox": true, "k-prod": false, "k-none": false} {
+			p, seen, err := f.svc.AuthenticateSeeingKey(ctx, tok.ClientID, tok.ClientSecret, key)
+			if err != nil || seen != want || p.Tenant != f.sandbox || p.TokenID != tok.ID {
+				t.Fatalf("%s: %+v seen %v %v; want the sandbox principal, seen %v", key, p, seen, err, want)
+			}
+		}
+		if _, seen, err := f.svc.AuthenticateSeeingKey(ctx, tok.ClientID, "wrong", "k-sandbox"); seen {
+			t.Fatalf("a refused credential (%v) reported the key", err)
+		} else {
+			wantAPIErr(t, err, 401, apierr.CodeUnauthorized)
+		}
+	})
+}
