@@ -413,29 +413,39 @@ type fnSavepoint struct {
 // On PostgreSQL a query without arguments that writes no queue first
 // (flushFor) takes the savepoint statements in its own round trip (the
 // simple protocol takes several statements): before returns it prefixed
-// with them. Otherwise they go first, on their own (one round trip on
-// PostgreSQL; SQLite runs in-process and takes them one by one).
-func (sp *fnSavepoint) before(ctx context.Context, x execer, query string, joinable bool) (string, error) {
+// with them, and joined, and the caller reports how that went (joinedSent).
+// Otherwise they go first, on their own (one round trip on PostgreSQL;
+// SQLite runs in-process and takes them one by one).
+func (sp *fnSavepoint) before(ctx context.Context, x execer, query string, joinable bool) (q string, joined bool, err error) {
 	if sp == nil || len(sp.pending) == 0 {
-		return query, nil
+		return query, false, nil
 	}
 	stmts := sp.pending
 	sp.pending = nil
 	if sp.engine == Postgres {
 		if joinable {
 			sp.sent = true
-			return strings.Join(stmts, "; ") + "; " + query, nil
+			return strings.Join(stmts, "; ") + "; " + query, true, nil
 		}
 		stmts = []string{strings.Join(stmts, "; ")}
 	}
 	for _, st := range stmts {
 		if _, err := x.ExecContext(ctx, st); err != nil {
 			sp.err = classify(err)
-			return "", sp.err
+			return "", false, sp.err
 		}
 	}
 	sp.sent = true
-	return query, nil
+	return query, false, nil
+}
+
+// joinedSent records how a statement that carried the savepoint went: when
+// it failed, whether the savepoint opened is not known, so the batch ends
+// as if it had not (a rollback to the name could reach an earlier fn's).
+func (sp *fnSavepoint) joinedSent(err error) {
+	if err != nil {
+		sp.err = err
+	}
 }
 
 // settleFailed answers a panic now and keeps an error for after the

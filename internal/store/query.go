@@ -78,18 +78,24 @@ func (q Q) noteStatement(query string) {
 // openSavepoint opens a batch fn's savepoint before the fn's first
 // statement (fnSavepoint); joinable says query may carry it in its round
 // trip (a savepoint of its own, as the fast volume add opens: no
-// arguments, no result to read), and the answer is the query to send.
-func (q Q) openSavepoint(ctx context.Context, query string, joinable bool) (string, error) {
+// arguments, no result to read), and the answer is the query to send and
+// whether it carries the savepoint.
+func (q Q) openSavepoint(ctx context.Context, query string, joinable bool) (string, bool, error) {
 	if q.outbox == nil || q.outbox.savepoint == nil {
-		return query, nil
+		return query, false, nil
 	}
 	return q.outbox.savepoint.before(ctx, q.x, query, joinable && !q.outbox.queuedFor(query))
 }
 
 func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	query, err := q.openSavepoint(ctx, query, len(args) == 0 && strings.HasPrefix(query, "SAVEPOINT "))
+	query, joined, err := q.openSavepoint(ctx, query, len(args) == 0 && strings.HasPrefix(query, "SAVEPOINT "))
 	if err != nil {
 		return nil, err
+	}
+	if joined {
+		res, err := q.x.ExecContext(ctx, query)
+		q.outbox.savepoint.joinedSent(err)
+		return res, classify(err)
 	}
 	if err := q.flushFor(ctx, query); err != nil {
 		return nil, err
@@ -105,7 +111,7 @@ func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, err
 }
 
 func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if _, err := q.openSavepoint(ctx, query, false); err != nil {
+	if _, _, err := q.openSavepoint(ctx, query, false); err != nil {
 		return nil, err
 	}
 	if err := q.flushFor(ctx, query); err != nil {
@@ -122,7 +128,7 @@ func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, err
 }
 
 func (q Q) queryRow(ctx context.Context, query string, args ...any) row {
-	if _, err := q.openSavepoint(ctx, query, false); err != nil {
+	if _, _, err := q.openSavepoint(ctx, query, false); err != nil {
 		return row{err: err}
 	}
 	if err := q.flushFor(ctx, query); err != nil {
