@@ -744,20 +744,9 @@ func (q Q) CountLedgerRows(ctx context.Context, t Tenant) (LedgerCounts, error) 
 // LedgerUnbalancedTransfers lists the tenant's transfers whose postings do
 // not sum to zero in some currency (an audit: it reads every posting).
 func (q Q) LedgerUnbalancedTransfers(ctx context.Context, t Tenant) ([]string, error) {
-	rows, err := q.query(ctx, `SELECT DISTINCT transfer_id FROM (SELECT transfer_id FROM ledger_postings
+	return q.ledgerIDs(ctx, `SELECT DISTINCT transfer_id FROM (SELECT transfer_id FROM ledger_postings
 		WHERE platform_id = ? AND env = ? GROUP BY transfer_id, currency HAVING SUM(amount) <> 0) u ORDER BY transfer_id`,
 		t.PlatformID, t.Env)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	err = ledgerEachRow(rows, func(r *sql.Rows) error {
-		var id string
-		err := r.Scan(&id)
-		out = append(out, id)
-		return err
-	})
-	return out, err
 }
 
 // LedgerPostingsWithoutTransfer lists the transfers the tenant's postings
@@ -765,10 +754,15 @@ func (q Q) LedgerUnbalancedTransfers(ctx context.Context, t Tenant) ([]string, e
 // such a posting (migration 0061); the ledger writes a posting only in the
 // statement that writes its transfer.
 func (q Q) LedgerPostingsWithoutTransfer(ctx context.Context, t Tenant) ([]string, error) {
-	rows, err := q.query(ctx, `SELECT DISTINCT p.transfer_id FROM ledger_postings p
+	return q.ledgerIDs(ctx, `SELECT DISTINCT p.transfer_id FROM ledger_postings p
 		LEFT JOIN ledger_transfers t ON t.id = p.transfer_id
 		WHERE p.platform_id = ? AND p.env = ? AND t.id IS NULL ORDER BY p.transfer_id`,
 		t.PlatformID, t.Env)
+}
+
+// ledgerIDs runs an audit query that selects one id per row.
+func (q Q) ledgerIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
