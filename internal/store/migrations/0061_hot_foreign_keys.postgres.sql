@@ -3,8 +3,8 @@
 -- ledger postings. Each check is a trigger that looks the parent up and
 -- KEY SHARE-locks it, and the parents here are the hottest rows there are:
 -- the tenant's one platforms row (locked by every batch of every node, so
--- PostgreSQL turns the lock into a multixact at almost every check), the
--- customer, the ledger accounts of the transfer.
+-- concurrent batches share the lock as a multixact), the customer, the
+-- ledger accounts of the transfer.
 --
 -- No parent here is ever deleted: platforms and ledger rows are never
 -- deleted, customers only marked deleted (deleted_at). The code writes each
