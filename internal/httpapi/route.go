@@ -202,13 +202,10 @@ func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt
 		return nil, err
 	}
 	if key != "" {
-		// Set even when not read (an in-process call), so that a call made
-		// from inside another request never takes that request's look.
-		var k keySeen
-		if seen != nil {
-			k = *seen
-		}
-		r = r.WithContext(context.WithValue(r.Context(), keySeenKey{}, k))
+		// Set even when not read (an in-process call: the zero keySeen,
+		// whose key matches none), so that a call made from inside another
+		// request never takes that request's look.
+		r = r.WithContext(context.WithValue(r.Context(), keySeenKey{}, seen))
 	}
 	if err := s.admit(w, r, p); err != nil {
 		return nil, err
@@ -225,22 +222,22 @@ func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt
 // platformPrincipal resolves platform credentials: the principal of an
 // in-process call (Call), else the request's Basic credentials. With a key,
 // it also reports what the credential's statement found of that
-// Idempotency-Key in the tenant; nil when it read none (an in-process call:
-// the caller then looks the key up itself).
-func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request, key string) (auth.Principal, *keySeen, error) {
+// Idempotency-Key in the tenant; the zero keySeen when it read none (an
+// in-process call: the caller then looks the key up itself).
+func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request, key string) (auth.Principal, keySeen, error) {
 	if p, ok := inProcessPrincipal(r); ok {
-		return p, nil, nil
+		return p, keySeen{}, nil
 	}
 	clientID, secret, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
-		return auth.Principal{}, nil, apierr.Unauthorized()
+		return auth.Principal{}, keySeen{}, apierr.Unauthorized()
 	}
 	var p auth.Principal
-	var seen *keySeen
+	var seen keySeen
 	var err error
 	if key != "" {
-		seen = &keySeen{key: key}
+		seen.key = key
 		p, seen.seen, err = s.tokens.AuthenticateSeeingKey(r.Context(), clientID, secret, key)
 	} else {
 		p, err = s.tokens.Authenticate(r.Context(), clientID, secret)
@@ -249,7 +246,7 @@ func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request, key s
 		if _, isAPI := apierr.From(err); isAPI {
 			w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
 		}
-		return auth.Principal{}, nil, err
+		return auth.Principal{}, keySeen{}, err
 	}
 	return p, seen, nil
 }

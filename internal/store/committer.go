@@ -93,9 +93,10 @@ func declaredRows(batch []*batchReq) []declaredRow {
 // lockDeclaredRows locks rows (in the ORDER BY's order: the row-lock step
 // sits above the sort) and puts them, with their accounts, in cache. The
 // rows go as three arrays, so the statement's text is the same for every
-// batch, however many rows it has (so it needs no chunks either): PostgreSQL plans it once per connection and keeps the plan, where a
-// list of row values made a new text for every batch size and was planned
-// again at every execution (0.4 ms a call, a third of its time).
+// batch, however many rows it has (so it needs no chunks either):
+// PostgreSQL plans it once per connection and keeps the plan, where a list
+// of row values made a new text for every batch size and was planned again
+// at every execution (0.4 ms a call, a third of its time).
 func (q Q) lockDeclaredRows(ctx context.Context, rows []declaredRow, cache *balanceCache) error {
 	platforms, envs, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
 	for i, r := range rows {

@@ -94,8 +94,9 @@ func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, err
 	}
 	if joined {
 		res, err := q.x.ExecContext(ctx, query)
+		err = classify(err)
 		q.outbox.savepoint.joinedSent(err)
-		return res, classify(err)
+		return res, err
 	}
 	if err := q.flushFor(ctx, query); err != nil {
 		return nil, err
