@@ -154,10 +154,16 @@ func (s *Service) CustomerTerms(ctx context.Context, t store.Tenant, customerID 
 	if err != nil {
 		return store.Customer{}, false, err
 	}
+	return row, s.AcceptedTerms(list), nil
+}
+
+// AcceptedTerms reports whether agreements a customer accepted hold the
+// end-user terms (any version the catalog knows).
+func (s *Service) AcceptedTerms(list []store.AgreedTerms) bool {
 	for _, a := range list {
 		if a.Type == AgreementEndUserTerms && s.Catalog.Known(a.Type, a.TermsVersion) {
-			return row, true, nil
+			return true
 		}
 	}
-	return row, false, nil
+	return false
 }

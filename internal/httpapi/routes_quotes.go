@@ -46,9 +46,10 @@ func (s *Server) quoteService() *quotes.Service {
 		CustomerTerms: func(ctx context.Context, t store.Tenant, c string) (store.Customer, bool, error) {
 			return s.customerService().CustomerTerms(ctx, t, c)
 		},
-		External: s.externalAccountService(),
-		Docs:     s.PaymentDocuments,
-		Submit:   rails.Submit,
+		AcceptedTerms: func(agreed []store.AgreedTerms) bool { return s.customerService().AcceptedTerms(agreed) },
+		External:      s.externalAccountService(),
+		Docs:          s.PaymentDocuments,
+		Submit:        rails.Submit,
 
 		DailyVolumeLimit: s.opts.DailyVolumeLimit,
 		// Quotes from an embedded wallet execute only with a stamp of it.

@@ -26,8 +26,9 @@ import (
 // fx is a quote service over a real store: a bootstrapped platform with
 // USD, EUR and INR supported and a webhook endpoint, real customers with
 // provisioned internal accounts, real external accounts, and the sandbox
-// pricing engine. Only what belongs to other capabilities is injected: the
-// end-user terms decision (accepted) and the rails hand-off (payouts).
+// pricing engine, with the customers service's end-user terms decision
+// (over the consents a customer is created with). Only the rails hand-off
+// (payouts) is injected.
 type fx struct {
 	t         *testing.T
 	ctx       context.Context
@@ -39,7 +40,6 @@ type fx struct {
 	acc       *accounts.Service
 	now       time.Time
 	mu        sync.Mutex
-	accepted  map[string]bool
 	payouts   []rails.Payout
 	submitErr error
 }
@@ -51,7 +51,7 @@ func eachFx(t *testing.T, fn func(t *testing.T, f *fx)) {
 func newFx(t *testing.T, db *store.DB) *fx {
 	t.Helper()
 	ctx := context.Background()
-	f := &fx{t: t, ctx: ctx, db: db, accepted: map[string]bool{}, now: time.Now().UTC().Truncate(time.Second)}
+	f := &fx{t: t, ctx: ctx, db: db, now: time.Now().UTC().Truncate(time.Second)}
 	db.SetClock(func() time.Time {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -76,18 +76,7 @@ func newFx(t *testing.T, db *store.DB) *fx {
 	cfg := &platformconfig.Service{DB: db}
 	f.svc = &Service{
 		DB: db, Ledger: f.led, Pricing: func(string) *pricing.Engine { return engine }, Config: cfg.Get,
-		CustomerTerms: func(ctx context.Context, t store.Tenant, c string) (store.Customer, bool, error) {
-			if _, err := f.cust.Get(ctx, t, c); err != nil {
-				return store.Customer{}, false, err
-			}
-			row, err := db.Read().GetCustomer(ctx, t, c, false)
-			if err != nil {
-				return store.Customer{}, false, err
-			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			return row, f.accepted[c], nil
-		},
+		CustomerTerms: f.cust.CustomerTerms, AcceptedTerms: f.cust.AcceptedTerms,
 		External: externalaccounts.New(db, nil),
 		Submit: func(ctx context.Context, tx *store.Tx, p rails.Payout) error {
 			f.mu.Lock()
@@ -126,7 +115,12 @@ func (f *fx) customer(terms bool) string {
 	f.t.Helper()
 	var req customers.CreateRequest
 	body := `{"customerType":"INDIVIDUAL","fullName":"Jane Doe","birthDate":"1990-01-15","nationality":"US",` +
-		`"address":{"line1":"1 Main St","city":"Springfield","postalCode":"12345","country":"US"}}`
+		`"address":{"line1":"1 Main St","city":"Springfield","postalCode":"12345","country":"US"}`
+	if terms {
+		body += `,"agreementConsents":[{"type":"` + customers.AgreementEndUserTerms + `","acceptedAt":"2025-10-01T12:00:00Z",` +
+			`"ipAddress":"198.51.100.1","termsVersion":"` + customers.DefaultCatalog().Current[0].Version + `","acceptanceMethod":"CHECKBOX"}]`
+	}
+	body += `}`
 	if err := json.Unmarshal([]byte(body), &req); err != nil {
 		f.t.Fatal(err)
 	}
@@ -134,9 +128,6 @@ func (f *fx) customer(terms bool) string {
 	if err != nil {
 		f.t.Fatalf("customer: %v", err)
 	}
-	f.mu.Lock()
-	f.accepted[c.ID] = terms
-	f.mu.Unlock()
 	return c.ID
 }
 

@@ -78,6 +78,10 @@ type Service struct {
 	// CustomerTerms is customers.Service.CustomerTerms: a live customer's
 	// row and whether it accepted the end-user terms.
 	CustomerTerms func(ctx context.Context, t store.Tenant, customerID string) (store.Customer, bool, error)
+	// AcceptedTerms is customers.Service.AcceptedTerms: whether agreements
+	// a customer accepted hold the end-user terms (for a sender read with
+	// its account).
+	AcceptedTerms func(agreed []store.AgreedTerms) bool
 	External      *externalaccounts.Service
 	// Docs returns the payment documents service (nil: documents refused).
 	Docs func() (*paymentdocs.Service, error)
@@ -158,11 +162,15 @@ type resolved struct {
 	trustedPayee bool
 	// sender is the sending customer's row, read with its agreements.
 	sender *store.Customer
+	// owners are the live owners of the internal accounts the request
+	// names, read with them (with their agreements).
+	owners map[string]store.AccountOwner
 }
 
 // internalAccounts reads the internal accounts a request names, source and
-// destination, in one query.
-func (s *Service) internalAccounts(ctx context.Context, t store.Tenant, req *Request) (map[string]store.InternalAccount, error) {
+// destination, and their owners with the agreements they accepted, in one
+// query.
+func (s *Service) internalAccounts(ctx context.Context, t store.Tenant, req *Request) (map[string]store.InternalAccount, map[string]store.AccountOwner, error) {
 	var ids []string
 	for _, p := range []*string{req.Source.AccountID, req.Destination.AccountID} {
 		if p != nil && strings.HasPrefix(*p, id.InternalAccount+":") {
@@ -170,9 +178,18 @@ func (s *Service) internalAccounts(ctx context.Context, t store.Tenant, req *Req
 		}
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return s.DB.Read().GetInternalAccounts(ctx, t, ids...)
+	return s.DB.Read().InternalAccountsWithOwners(ctx, t, ids...)
+}
+
+// senderTerms is the sender's row and whether it accepted the end-user
+// terms: as read with its account when it was, else read now.
+func (s *Service) senderTerms(ctx context.Context, t store.Tenant, r *resolved, customerID string) (store.Customer, bool, error) {
+	if o, ok := r.owners[customerID]; ok && s.AcceptedTerms != nil {
+		return o.Customer, s.AcceptedTerms(o.Agreed), nil
+	}
+	return s.CustomerTerms(ctx, t, customerID)
 }
 
 // activeInternalAccount is one of the accounts internalAccounts read, if active.
@@ -190,10 +207,11 @@ func activeInternalAccount(known map[string]store.InternalAccount, accountID str
 func (s *Service) resolve(ctx context.Context, t store.Tenant, req *Request) (resolved, error) {
 	var r resolved
 	src, dst := req.Source, req.Destination
-	known, err := s.internalAccounts(ctx, t, req)
+	known, owners, err := s.internalAccounts(ctx, t, req)
 	if err != nil {
 		return r, err
 	}
+	r.owners = owners
 	switch str(src.SourceType) {
 	case SourceAccount:
 		accountID := *src.AccountID
@@ -418,7 +436,7 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 		}
 	}
 	if c := r.plan.SenderCustomerID; c != "" {
-		row, ok, err := s.CustomerTerms(ctx, t, c)
+		row, ok, err := s.senderTerms(ctx, t, &r, c)
 		if err != nil {
 			return Quote{}, noX, err
 		}

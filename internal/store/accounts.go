@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 )
 
@@ -107,6 +108,85 @@ func (q Q) GetInternalAccounts(ctx context.Context, t Tenant, ids ...string) (ma
 			WHERE c.id = internal_accounts.customer_id), '') FROM internal_accounts
 			WHERE platform_id = ? AND env = ? AND id IN (` + in + `)` + liveAccountOwner, []any{t.PlatformID, t.Env}
 	}, scanOwnedInternalAccount, func(a InternalAccount) string { return a.ID })
+}
+
+// AccountOwner is a live customer who owns an internal account, with the
+// agreements it accepted (as LiveCustomerWithAgreements reads them).
+type AccountOwner struct {
+	Customer Customer
+	Agreed   []AgreedTerms
+}
+
+// InternalAccountsWithOwners is GetInternalAccounts, and the live customers
+// who own the accounts it found with their agreements, keyed by customer
+// id, in one query: a quote reads its accounts and its sender together.
+func (q Q) InternalAccountsWithOwners(ctx context.Context, t Tenant, ids ...string) (map[string]InternalAccount, map[string]AccountOwner, error) {
+	accounts, owners := map[string]InternalAccount{}, map[string]AccountOwner{}
+	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+		return `SELECT ` + internalAccountColsIA + `, ` + customerColsC + `, a.agreement_type, a.terms_version
+			FROM internal_accounts ia
+			LEFT JOIN customers c ON c.id = ia.customer_id AND c.platform_id = ia.platform_id AND c.env = ia.env
+				AND c.deleted_at IS NULL
+			LEFT JOIN customer_agreements a ON a.customer_id = c.id AND a.platform_id = c.platform_id AND a.env = c.env
+			WHERE ia.platform_id = ? AND ia.env = ? AND ia.id IN (` + in + `) AND (ia.customer_id IS NULL OR c.id IS NOT NULL)
+			ORDER BY a.agreement_type`, []any{t.PlatformID, t.Env}
+	}, func(r *sql.Rows) error {
+		var c Customer
+		var owned bool
+		var typ, version sql.NullString
+		a, err := scanInternalAccount(withCustomerOrNone{r, &c, &owned, []any{&typ, &version}})
+		if err != nil {
+			return err
+		}
+		if owned {
+			a.PlatformCustomerID = c.PlatformCustomerID
+			o, seen := owners[c.ID]
+			if !seen {
+				o = AccountOwner{Customer: c, Agreed: []AgreedTerms{}}
+			}
+			if agreed := (AgreedTerms{Type: typ.String, TermsVersion: version.String}); typ.Valid && !slices.Contains(o.Agreed, agreed) {
+				o.Agreed = append(o.Agreed, agreed)
+			}
+			owners[c.ID] = o
+		}
+		accounts[a.ID] = a
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return accounts, owners, nil
+}
+
+// internalAccountColsIA is internalAccountSelect qualified by the alias ia.
+var internalAccountColsIA = qualifiedCols("ia", internalAccountSelect)
+
+// withCustomerOrNone scans a row's leading columns into the caller's
+// destinations, then customerCols (an outer join's: ok reports whether it
+// found a customer), then extra.
+type withCustomerOrNone struct {
+	row   interface{ Scan(...any) error }
+	c     *Customer
+	ok    *bool
+	extra []any
+}
+
+func (w withCustomerOrNone) Scan(dest ...any) error {
+	var err error
+	*w.c, *w.ok, err = scanCustomerOrNone(tailScan{w.row, dest, w.extra})
+	return err
+}
+
+// tailScan is a row whose Scan fills head, then its caller's
+// destinations, then tail.
+type tailScan struct {
+	row        interface{ Scan(...any) error }
+	head, tail []any
+}
+
+func (s tailScan) Scan(dest ...any) error {
+	all := make([]any, 0, len(s.head)+len(dest)+len(s.tail))
+	return s.row.Scan(append(append(append(all, s.head...), dest...), s.tail...)...)
 }
 
 // scanOwnedInternalAccount reads internalAccountSelect and the owner's

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -55,6 +56,72 @@ func TestGetInternalAccounts_AsGetInternalAccountForEach(t *testing.T) {
 		}
 		if other, err := db.Read().GetInternalAccounts(ctx, prd, ids...); err != nil || len(other) != 0 {
 			t.Fatalf("another environment's read: %v %v", other, err)
+		}
+	})
+}
+
+// InternalAccountsWithOwners answers what GetInternalAccounts answers, and
+// for each live owner what LiveCustomerWithAgreements answers, in one query.
+func TestInternalAccountsWithOwners_AsTheTwoReads(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
+		cs := mustCustomers(t, db, sbx, "io-1", "io-2", "io-3")
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		var ids []string
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			// Two accounts of cs[0] (two agreements), one of cs[1] (none),
+			// one of cs[2] (deleted below), one of the platform.
+			for i, owner := range []string{cs[0], cs[0], cs[1], cs[2], ""} {
+				la := store.NewLedgerAccount{LedgerAccount: store.LedgerAccount{ID: id.New("LedgerAccount"), Tenant: sbx,
+					Currency: "USD", Kind: "INTERNAL", Name: "ia", CreatedAt: now}, BalanceRow: true}
+				if _, err := tx.InsertLedgerAccountIfAbsent(ctx, la); err != nil {
+					return err
+				}
+				typ := "INTERNAL_FIAT"
+				if i == 1 {
+					typ = "EMBEDDED_WALLET"
+				}
+				a := store.InternalAccount{ID: id.New(id.InternalAccount), Tenant: sbx, CustomerID: owner, Type: typ,
+					Currency: "USD", Status: "ACTIVE", LedgerAccountID: la.ID, FundingReference: "ref-" + la.ID[len(la.ID)-8:],
+					Instructions: []byte(`[]`), CreatedAt: now.Add(time.Duration(i)), UpdatedAt: now}
+				if _, err := tx.InsertInternalAccount(ctx, a); err != nil {
+					return err
+				}
+				ids = append(ids, a.ID)
+			}
+			for _, typ := range []string{"PRIVACY_POLICY", "END_USER_TERMS"} {
+				if err := tx.PutAgreementConsent(ctx, store.AgreementConsent{CustomerID: cs[0], Tenant: sbx, Type: typ,
+					TermsVersion: "v1", AcceptedAt: now, IPAddress: "192.0.2.1", AcceptanceMethod: "API", RecordedAt: now}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		deleteCustomer(t, db, sbx, cs[2])
+		asked := append(ids, ids[0], "InternalAccount:none")
+		got, owners, err := db.Read().InternalAccountsWithOwners(ctx, sbx, asked...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := db.Read().GetInternalAccounts(ctx, sbx, asked...)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("accounts\n%+v\nGetInternalAccounts\n%+v (%v)", got, want, err)
+		}
+		if len(got) != 4 || len(owners) != 2 {
+			t.Fatalf("%d accounts, %d owners; want 4 (not the deleted customer's) and 2", len(got), len(owners))
+		}
+		for _, c := range cs[:2] {
+			row, agreed, err := db.Read().LiveCustomerWithAgreements(ctx, sbx, c)
+			if err != nil || !reflect.DeepEqual(owners[c], store.AccountOwner{Customer: row, Agreed: agreed}) {
+				t.Fatalf("owner %s\n%+v\nLiveCustomerWithAgreements\n%+v %+v (%v)", c, owners[c], row, agreed, err)
+			}
+		}
+		if a, o, err := db.Read().InternalAccountsWithOwners(ctx, prd, ids...); err != nil || len(a) != 0 || len(o) != 0 {
+			t.Fatalf("another environment's read: %v %v %v", a, o, err)
 		}
 	})
 }

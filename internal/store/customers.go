@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"time"
 )
@@ -33,11 +34,11 @@ const customerCols = `id, platform_id, env, platform_customer_id, customer_type,
 
 // customerColsC is customerCols qualified by the alias c (built once: every
 // quote from a customer reads them).
-var customerColsC = customerColsOf("c")
+var customerColsC = qualifiedCols("c", customerCols)
 
-// customerColsOf is customerCols qualified by the table alias a.
-func customerColsOf(a string) string {
-	cols := strings.Split(customerCols, ",")
+// qualifiedCols is a list of columns qualified by the table alias a.
+func qualifiedCols(a, list string) string {
+	cols := strings.Split(list, ",")
 	for i, c := range cols {
 		cols[i] = a + "." + strings.TrimSpace(c)
 	}
@@ -45,22 +46,36 @@ func customerColsOf(a string) string {
 }
 
 func scanCustomer(row interface{ Scan(...any) error }) (Customer, error) {
-	var c Customer
-	var currencies, profile string
-	var emailV, phoneV, review sql.NullString
-	var deleted sql.NullInt64
-	var created, updated int64
-	if err := row.Scan(&c.ID, &c.Tenant.PlatformID, &c.Tenant.Env, &c.PlatformCustomerID, &c.Type, &c.Status,
-		&c.Region, &currencies, &profile, &emailV, &phoneV, &c.RegistryErrorReported, &review,
-		&deleted, &created, &updated); err != nil {
-		return Customer{}, classify(err)
+	c, ok, err := scanCustomerOrNone(row)
+	if err == nil && !ok {
+		err = errors.New("store: a customer row without an id")
 	}
-	c.Currencies = custSplitList(currencies)
-	c.Profile = []byte(profile)
+	return c, err
+}
+
+// scanCustomerOrNone reads customerCols where an outer join may have found
+// no customer: every column NULL, ok false.
+func scanCustomerOrNone(row interface{ Scan(...any) error }) (c Customer, ok bool, err error) {
+	var id, platformID, env, pcid, typ, status, region, currencies, profile sql.NullString
+	var emailV, phoneV, review sql.NullString
+	var reported sql.NullBool
+	var deleted, created, updated sql.NullInt64
+	if err := row.Scan(&id, &platformID, &env, &pcid, &typ, &status, &region, &currencies, &profile, &emailV, &phoneV,
+		&reported, &review, &deleted, &created, &updated); err != nil {
+		return Customer{}, false, classify(err)
+	}
+	if !id.Valid {
+		return Customer{}, false, nil
+	}
+	c = Customer{ID: id.String, Tenant: Tenant{PlatformID: platformID.String, Env: env.String},
+		PlatformCustomerID: pcid.String, Type: typ.String, Status: status.String, Region: region.String,
+		RegistryErrorReported: reported.Bool}
+	c.Currencies = custSplitList(currencies.String)
+	c.Profile = []byte(profile.String)
 	c.EmailVerified, c.PhoneVerified, c.ReviewVerificationID = custStrPtr(emailV), custStrPtr(phoneV), custStrPtr(review)
 	c.DeletedAt = timePtr(deleted)
-	c.CreatedAt, c.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return c, nil
+	c.CreatedAt, c.UpdatedAt = fromMicros(created.Int64), fromMicros(updated.Int64)
+	return c, true, nil
 }
 
 // custJoinList stores a list as ",A,B," so that LIKE '%,A,%' finds a member.
