@@ -507,10 +507,11 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	var out Quote
 	var outX transactions.Transaction
 	// Group commit: concurrent quotes share a commit (store.InBatchTx). An
-	// execution moves the source's and the destination's balance rows: the
-	// batch locks them up front, in the one order (store.WithLedgerLocks).
+	// execution moves the source's and the destination's balance rows and
+	// adds to the day's volume: the batch locks them up front, in the one
+	// order (declareExecution).
 	if immediately && !scaPending {
-		ctx = store.WithLedgerLocks(ctx, t, r.plan.SourceLedgerID, r.plan.DestLedgerID)
+		ctx = s.declareExecution(ctx, t, r.plan, usd)
 	}
 	err = s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
@@ -854,8 +855,8 @@ func (s *Service) ExecuteWith(ctx context.Context, t store.Tenant, quoteID strin
 
 // executableQuote locks a quote and checks that it may execute now.
 // declareQuoteLocks declares, for the batch that executes a stored quote,
-// the balance rows its execution moves (store.WithLedgerLocks), read from the
-// quote as stored now: the accounts of a quote never change. A quote that
+// what its execution locks (declareExecution), read from the quote as
+// stored now: the accounts and amount of a quote never change. A quote that
 // cannot be read declares nothing; the transaction then answers for it.
 func (s *Service) declareQuoteLocks(ctx context.Context, t store.Tenant, quoteID string) context.Context {
 	row, err := s.DB.Read().GetQuote(ctx, t, quoteID, false)
@@ -866,7 +867,21 @@ func (s *Service) declareQuoteLocks(ctx context.Context, t store.Tenant, quoteID
 	if err != nil {
 		return ctx
 	}
-	return store.WithLedgerLocks(ctx, t, d.Plan.SourceLedgerID, d.Plan.DestLedgerID)
+	return s.declareExecution(ctx, t, d.Plan, row.USDEquivalent)
+}
+
+// declareExecution declares, for the batch that executes a quote, what the
+// execution writes that the batch locks when it begins: the balance rows it
+// moves (store.WithLedgerLocks) and its add of usd to the day's volume
+// under the tenant's limit (store.WithDailyVolumeAdd; addVolume decides it,
+// with the limit it reads then). A limit that cannot be read now declares
+// no add.
+func (s *Service) declareExecution(ctx context.Context, t store.Tenant, p plan, usd int64) context.Context {
+	ctx = store.WithLedgerLocks(ctx, t, p.SourceLedgerID, p.DestLedgerID)
+	if limit, err := s.VolumeLimit(ctx, s.DB.Read(), t); err == nil {
+		ctx = store.WithDailyVolumeAdd(ctx, t, usd, limit)
+	}
+	return ctx
 }
 
 func (s *Service) executableQuote(ctx context.Context, tx *store.Tx, t store.Tenant, quoteID string) (store.Quote, document, error) {

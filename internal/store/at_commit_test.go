@@ -241,3 +241,65 @@ func TestAtCommit_QueueSurvivesAFailedFastPath(t *testing.T) {
 		}
 	})
 }
+
+// R-ERR-21: a batch whose requests declared their daily-volume adds
+// (WithDailyVolumeAdd) locks the day's shard row with its balance rows when
+// it begins, if the adds fit the shard's share together, and then decides
+// every add in memory, the first one too, and writes their sum at the
+// commit. Adds that do not fit together lock nothing and go the usual way.
+// The limits hold either way.
+func TestAtCommit_DeclaredVolumeAddsLockTheShardUpFront(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		day := db.Now()
+		const limit = 8000 // a share of 1000 per shard
+		pg := db.Engine() == store.Postgres
+		if !addVolume(t, db, tn, day, 0, limit) { // the day's rows
+			t.Fatal("adding 0 was refused")
+		}
+		add := func(usd, lim int64, queued, ok bool) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				added, err := tx.AddDailyVolume(ctx, tn, day, usd, lim)
+				if err != nil {
+					return err
+				}
+				if added != ok {
+					t.Errorf("adding %d under %d: added %v, want %v", usd, lim, added, ok)
+				}
+				if _, n := tx.QueuedDeltasForTest(); (n == 1) != (queued && pg) {
+					t.Errorf("adding %d queued %d adds, want queued %v", usd, n, queued && pg)
+				}
+				return nil
+			}
+		}
+		total := func(want int64) {
+			t.Helper()
+			if got, err := db.Read().DailyVolume(ctx, tn, day); err != nil || got != want {
+				t.Fatalf("DailyVolume = %d, %v; want %d", got, err, want)
+			}
+		}
+		// 400 + 300 + 200 fit a share: each add is queued, the first too.
+		errs := db.RunBatchAddingForTest(tn, nil, []int64{400, 300, 200}, limit,
+			add(400, limit, true, true), add(300, limit, true, true), add(200, limit, true, true))
+		if errs[0] != nil || errs[1] != nil || errs[2] != nil {
+			t.Fatalf("answers %v", errs)
+		}
+		total(900)
+		// 600 + 600 do not: nothing is locked up front, the first add takes
+		// the fast path and the second spreads.
+		errs = db.RunBatchAddingForTest(tn, nil, []int64{600, 600}, limit,
+			add(600, limit, false, true), add(600, limit, false, true))
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("answers %v", errs)
+		}
+		total(2100)
+		// Under a limit lowered below the day's total every shard's room is
+		// gone (and some shard is over its share): nothing is locked, the
+		// add is refused.
+		errs = db.RunBatchAddingForTest(tn, nil, []int64{50}, 800, add(50, 800, false, false))
+		if errs[0] != nil {
+			t.Fatalf("answers %v", errs)
+		}
+		total(2100)
+	})
+}

@@ -26,7 +26,8 @@ const maxBatch = 64
 
 type batchReq struct {
 	fn       func(*Tx) error
-	locks    []declaredLock // balance rows fn will move (WithLedgerLocks)
+	locks    []declaredLock   // balance rows fn will move (WithLedgerLocks)
+	volumes  []declaredVolume // daily-volume adds fn will make (WithDailyVolumeAdd)
 	done     chan batchResult
 	attempts int
 	// alone: its last batch failed to commit; it runs in a batch of its
@@ -85,7 +86,7 @@ func (db *DB) InBatchTx(ctx context.Context, fn func(*Tx) error) error {
 	if b == nil {
 		return db.InTx(ctx, fn)
 	}
-	r := &batchReq{fn: fn, locks: declaredLocks(ctx), done: make(chan batchResult, 1)}
+	r := &batchReq{fn: fn, locks: declaredLocks(ctx), volumes: declaredVolumes(ctx), done: make(chan batchResult, 1)}
 	select {
 	case b.reqs <- r:
 	case <-b.stop:
@@ -219,7 +220,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		return redo
 	}
 	tx := db.newTx(sqlTx)
-	balances, err := tx.lockDeclared(ctx, batch, alone)
+	balances, volumes, err := tx.lockDeclared(ctx, batch, alone)
 	if err != nil {
 		b.failures.Add(1)
 		_ = sqlTx.Rollback()
@@ -230,10 +231,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		return redo
 	}
 	run := batchRun{db: db, sqlTx: sqlTx, tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single,
-		alone: alone, balances: balances}
-	if !alone && db.engine == Postgres {
-		run.volumes = newVolumeCache()
-	}
+		alone: alone, balances: balances, volumes: volumes}
 	// failed ends the batch uncommitted: nothing of it stands, so the
 	// refused run again, and so does everyone else (alone, unless the
 	// failure is one a retry may clear).
@@ -312,8 +310,8 @@ type batchRun struct {
 	open   bool // a fn's savepoint is open, not released yet
 	// balances are the rows lockDeclared locked, as the fns leave them
 	// (balance_cache.go); nil when it locked none. volumes are the
-	// daily-volume rows the batch added to (volumes.go); nil in a batch of
-	// one and on SQLite.
+	// daily-volume rows the batch locked when it began or added to
+	// (volumes.go); nil for a request running alone and on SQLite.
 	balances *balanceCache
 	volumes  *volumeCache
 

@@ -135,22 +135,36 @@ func ReferencingForTest() map[string][]string { return referencing }
 // declaring the tenant's balance rows ids, and returns each fn's answer
 // (errBatchRedo when the batch would have run it again).
 func (db *DB) RunBatchForTest(t Tenant, ids []string, fns ...func(*Tx) error) []error {
-	return db.runBatchForTest(t, ids, false, fns...)
+	return db.runBatchForTest(t, ids, false, fns)
 }
 
 // RunAloneForTest runs fn as the committer runs a request again after its
 // batch failed to commit: in a batch of its own, writing at once what a
 // batch queues for its commit.
 func (db *DB) RunAloneForTest(t Tenant, ids []string, fn func(*Tx) error) error {
-	return db.runBatchForTest(t, ids, true, fn)[0]
+	return db.runBatchForTest(t, ids, true, []func(*Tx) error{fn})[0]
 }
 
-func (db *DB) runBatchForTest(t Tenant, ids []string, alone bool, fns ...func(*Tx) error) []error {
+// RunBatchAddingForTest is RunBatchForTest with fn i also declaring an add
+// of usd[i] to the tenant's daily volume under limit (WithDailyVolumeAdd;
+// 0 declares none).
+func (db *DB) RunBatchAddingForTest(t Tenant, ids []string, usd []int64, limit int64, fns ...func(*Tx) error) []error {
+	return db.runBatchForTest(t, ids, false, fns, func(i int, r *batchReq) {
+		if usd[i] != 0 {
+			r.volumes = []declaredVolume{{tenant: t, usd: usd[i], limit: limit}}
+		}
+	})
+}
+
+func (db *DB) runBatchForTest(t Tenant, ids []string, alone bool, fns []func(*Tx) error, declare ...func(int, *batchReq)) []error {
 	b := &batcher{db: db}
 	batch := make([]*batchReq, len(fns))
 	for i, fn := range fns {
 		batch[i] = &batchReq{fn: fn, locks: []declaredLock{{tenant: t, ids: ids}}, done: make(chan batchResult, 1),
 			alone: alone}
+		for _, d := range declare {
+			d(i, batch[i])
+		}
 	}
 	redo := db.runBatch(b, batch)
 	errs := make([]error, len(fns))

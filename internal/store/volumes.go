@@ -305,10 +305,11 @@ func (q Q) SetDailyVolumeLimit(ctx context.Context, t Tenant, usd int64) error {
 }
 
 // volumeCache holds, for a batch on PostgreSQL (not a request alone), the
-// daily-volume shard rows the batch added to and so holds locked until its
-// commit, with what they hold in its transaction. A later add of the batch
-// to such a row is decided here and queued (queueVolume, at_commit.go)
-// instead of sent.
+// daily-volume shard rows the batch locked when it began (its requests
+// declared adds: WithDailyVolumeAdd, lockDeclared) or added to, and so
+// holds locked until its commit, with what they hold in its transaction.
+// An add of the batch to such a row is decided here and queued
+// (queueVolume, at_commit.go) instead of sent.
 // It stays exact like the balance cache: any other statement naming
 // daily_volumes, and a fn's rollback to its savepoint (which may undo the
 // add that locked a row), empty it.
@@ -339,7 +340,8 @@ func (q Q) volumes() *volumeCache {
 	return q.outbox.volumes
 }
 
-// hold records that the batch's fast-path add left row k at usd.
+// hold records that the batch holds row k, at usd, under the shares caps
+// (a fast-path add left it there, or lockDeclared locked it).
 func (c *volumeCache) hold(k volumeShardKey, usd int64, caps [volumeShards]int64) {
 	if c != nil {
 		c.rows[k] = heldVolume{usd: usd, caps: caps}
