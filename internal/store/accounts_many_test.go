@@ -18,27 +18,8 @@ func TestGetInternalAccounts_AsGetInternalAccountForEach(t *testing.T) {
 		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
 		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
 		cs := mustCustomers(t, db, sbx, "ia-1", "ia-2")
-		now := db.Now().UTC().Truncate(time.Microsecond)
-		var ids []string
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			for i, owner := range []string{cs[0], cs[1], ""} {
-				la := store.NewLedgerAccount{LedgerAccount: store.LedgerAccount{ID: id.New("LedgerAccount"), Tenant: sbx,
-					Currency: "USD", Kind: "INTERNAL", Name: "ia", CreatedAt: now}, BalanceRow: true}
-				if _, err := tx.InsertLedgerAccountIfAbsent(ctx, la); err != nil {
-					return err
-				}
-				a := store.InternalAccount{ID: id.New(id.InternalAccount), Tenant: sbx, CustomerID: owner, Type: "INTERNAL_FIAT",
-					Currency: "USD", Status: "ACTIVE", LedgerAccountID: la.ID, FundingReference: "ref-" + la.ID[len(la.ID)-8:],
-					Instructions: []byte(`[]`), CreatedAt: now.Add(time.Duration(i)), UpdatedAt: now}
-				if _, err := tx.InsertInternalAccount(ctx, a); err != nil {
-					return err
-				}
-				ids = append(ids, a.ID)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		ids := mustOwnedAccounts(t, db, sbx, ownedAccount{cs[0], "INTERNAL_FIAT"}, ownedAccount{cs[1], "INTERNAL_FIAT"},
+			ownedAccount{"", "INTERNAL_FIAT"})
 		deleteCustomer(t, db, sbx, cs[1])
 		got, err := db.Read().GetInternalAccounts(ctx, sbx, append(ids, ids[0], "InternalAccount:none")...)
 		if err != nil {
@@ -68,39 +49,11 @@ func TestInternalAccountsWithOwners_AsTheTwoReads(t *testing.T) {
 		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
 		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
 		cs := mustCustomers(t, db, sbx, "io-1", "io-2", "io-3")
-		now := db.Now().UTC().Truncate(time.Microsecond)
-		var ids []string
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			// Two accounts of cs[0] (two agreements), one of cs[1] (none),
-			// one of cs[2] (deleted below), one of the platform.
-			for i, owner := range []string{cs[0], cs[0], cs[1], cs[2], ""} {
-				la := store.NewLedgerAccount{LedgerAccount: store.LedgerAccount{ID: id.New("LedgerAccount"), Tenant: sbx,
-					Currency: "USD", Kind: "INTERNAL", Name: "ia", CreatedAt: now}, BalanceRow: true}
-				if _, err := tx.InsertLedgerAccountIfAbsent(ctx, la); err != nil {
-					return err
-				}
-				typ := "INTERNAL_FIAT"
-				if i == 1 {
-					typ = "EMBEDDED_WALLET"
-				}
-				a := store.InternalAccount{ID: id.New(id.InternalAccount), Tenant: sbx, CustomerID: owner, Type: typ,
-					Currency: "USD", Status: "ACTIVE", LedgerAccountID: la.ID, FundingReference: "ref-" + la.ID[len(la.ID)-8:],
-					Instructions: []byte(`[]`), CreatedAt: now.Add(time.Duration(i)), UpdatedAt: now}
-				if _, err := tx.InsertInternalAccount(ctx, a); err != nil {
-					return err
-				}
-				ids = append(ids, a.ID)
-			}
-			for _, typ := range []string{"PRIVACY_POLICY", "END_USER_TERMS"} {
-				if err := tx.PutAgreementConsent(ctx, store.AgreementConsent{CustomerID: cs[0], Tenant: sbx, Type: typ,
-					TermsVersion: "v1", AcceptedAt: now, IPAddress: "192.0.2.1", AcceptanceMethod: "API", RecordedAt: now}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		// Two accounts of cs[0] (two agreements), one of cs[1] (none), one of
+		// cs[2] (deleted below), one of the platform.
+		ids := mustOwnedAccounts(t, db, sbx, ownedAccount{cs[0], "INTERNAL_FIAT"}, ownedAccount{cs[0], "EMBEDDED_WALLET"},
+			ownedAccount{cs[1], "INTERNAL_FIAT"}, ownedAccount{cs[2], "INTERNAL_FIAT"}, ownedAccount{"", "INTERNAL_FIAT"})
+		mustAgree(t, db, sbx, cs[0], "PRIVACY_POLICY", "END_USER_TERMS")
 		deleteCustomer(t, db, sbx, cs[2])
 		asked := append(ids, ids[0], "InternalAccount:none")
 		got, owners, err := db.Read().InternalAccountsWithOwners(ctx, sbx, asked...)
@@ -124,4 +77,54 @@ func TestInternalAccountsWithOwners_AsTheTwoReads(t *testing.T) {
 			t.Fatalf("another environment's read: %v %v %v", a, o, err)
 		}
 	})
+}
+
+// ownedAccount is an internal account to create: its owner ("" for the
+// platform's) and type.
+type ownedAccount struct{ owner, typ string }
+
+// mustOwnedAccounts creates USD internal accounts, each with its ledger
+// account, in order of creation, and returns their ids.
+func mustOwnedAccounts(t *testing.T, db *store.DB, tn store.Tenant, accts ...ownedAccount) []string {
+	t.Helper()
+	now := db.Now().UTC().Truncate(time.Microsecond)
+	var ids []string
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		for i, o := range accts {
+			la := store.NewLedgerAccount{LedgerAccount: store.LedgerAccount{ID: id.New("LedgerAccount"), Tenant: tn,
+				Currency: "USD", Kind: "INTERNAL", Name: "ia", CreatedAt: now}, BalanceRow: true}
+			if _, err := tx.InsertLedgerAccountIfAbsent(ctx, la); err != nil {
+				return err
+			}
+			a := store.InternalAccount{ID: id.New(id.InternalAccount), Tenant: tn, CustomerID: o.owner, Type: o.typ,
+				Currency: "USD", Status: "ACTIVE", LedgerAccountID: la.ID, FundingReference: "ref-" + la.ID[len(la.ID)-8:],
+				Instructions: []byte(`[]`), CreatedAt: now.Add(time.Duration(i)), UpdatedAt: now}
+			if _, err := tx.InsertInternalAccount(ctx, a); err != nil {
+				return err
+			}
+			ids = append(ids, a.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// mustAgree records the customer's consent to each agreement type, version
+// v1.
+func mustAgree(t *testing.T, db *store.DB, tn store.Tenant, customerID string, types ...string) {
+	t.Helper()
+	now := db.Now().UTC().Truncate(time.Microsecond)
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		for _, typ := range types {
+			if err := tx.PutAgreementConsent(ctx, store.AgreementConsent{CustomerID: customerID, Tenant: tn, Type: typ,
+				TermsVersion: "v1", AcceptedAt: now, IPAddress: "192.0.2.1", AcceptanceMethod: "API", RecordedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

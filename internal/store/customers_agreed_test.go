@@ -4,7 +4,6 @@ import (
 	"errors"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
@@ -19,18 +18,7 @@ func TestLiveCustomerWithAgreements(t *testing.T) {
 		sbx := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
 		prd := store.Tenant{PlatformID: p.ID, Env: store.EnvProduction}
 		cs := mustCustomers(t, db, sbx, "a-1", "a-2", "a-3")
-		now := db.Now().UTC().Truncate(time.Microsecond)
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			for _, typ := range []string{"PRIVACY_POLICY", "END_USER_TERMS"} {
-				if err := tx.PutAgreementConsent(ctx, store.AgreementConsent{CustomerID: cs[0], Tenant: sbx, Type: typ,
-					TermsVersion: "v1", AcceptedAt: now, IPAddress: "192.0.2.1", AcceptanceMethod: "API", RecordedAt: now}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		mustAgree(t, db, sbx, cs[0], "PRIVACY_POLICY", "END_USER_TERMS")
 		deleteCustomer(t, db, sbx, cs[2])
 		c, got, err := db.Read().LiveCustomerWithAgreements(ctx, sbx, cs[0])
 		if err != nil || len(got) != 2 || got[0] != (store.AgreedTerms{Type: "END_USER_TERMS", TermsVersion: "v1"}) || got[1].Type != "PRIVACY_POLICY" {
