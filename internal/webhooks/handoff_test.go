@@ -328,7 +328,10 @@ func TestRunner_RestartTakesBackItsPredecessorsLeases(t *testing.T) {
 func TestHandoff_HandOversDuringABacklogAfterAStart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		rcA, release, inFlight, most := gatedReceiver(t)
-		rcB := newReceiver(t, func(http.ResponseWriter, *http.Request) int { return http.StatusOK })
+		// B's receiver holds its request too, so that the hand-over is still
+		// leased when the test looks: a delivery already finished has no
+		// lease either (on a slow machine it could finish first).
+		rcB, releaseB, _, _ := gatedReceiver(t)
 		a := newTenant(t, db, store.EnvSandbox, rcA.URL("/hook"))
 		b := newTenant(t, db, store.EnvSandbox, rcB.URL("/hook"))
 		var backlog []string
@@ -344,8 +347,9 @@ func TestHandoff_HandOversDuringABacklogAfterAStart(t *testing.T) {
 		drive(t, nil, 0, func() bool { return inFlight.Load() == int32(perTenant) })
 		later := emit(t, db, b, "TEST")
 		if d := delivery(t, db, b, later.ID); d.LeaseUntil == nil {
-			t.Fatal("an event committed during a backlog was not handed over")
+			t.Fatalf("an event committed during a backlog was not handed over: %+v", d)
 		}
+		releaseB()
 		drive(t, nil, 0, func() bool { return len(rcB.delivered()) == 1 })
 		release()
 		drive(t, nil, 0, func() bool { return len(rcA.delivered()) == len(backlog) })
