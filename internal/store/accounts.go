@@ -173,12 +173,13 @@ type withCustomerOrNone struct {
 
 func (w withCustomerOrNone) Scan(dest ...any) error {
 	var err error
-	*w.c, *w.ok, err = scanCustomerOrNone(tailScan{w.row, dest, w.extra})
+	*w.c, *w.ok, err = scanCustomerOrNone(tailScan{row: w.row, head: dest, tail: w.extra})
 	return err
 }
 
 // tailScan is a row whose Scan fills head, then its caller's
-// destinations, then tail.
+// destinations, then tail: a scan function reads its columns from the
+// middle of a row that carries more.
 type tailScan struct {
 	row        interface{ Scan(...any) error }
 	head, tail []any
@@ -193,18 +194,10 @@ func (s tailScan) Scan(dest ...any) error {
 // platformCustomerId.
 func scanOwnedInternalAccount(row interface{ Scan(...any) error }) (InternalAccount, error) {
 	var owner string
-	a, err := scanInternalAccount(withExtra{row, []any{&owner}})
+	a, err := scanInternalAccount(tailScan{row: row, tail: []any{&owner}})
 	a.PlatformCustomerID = owner
 	return a, err
 }
-
-// withExtra scans a row into the caller's destinations, then extra.
-type withExtra struct {
-	row   interface{ Scan(...any) error }
-	extra []any
-}
-
-func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }
 
 // SuspenseAccount returns the tenant's suspense account in a currency.
 func (q Q) SuspenseAccount(ctx context.Context, t Tenant, cur string) (InternalAccount, error) {

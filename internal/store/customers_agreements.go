@@ -92,7 +92,7 @@ func (q Q) LiveCustomerWithAgreements(ctx context.Context, t Tenant, customerID 
 	out := []AgreedTerms{}
 	for rows.Next() {
 		var typ, version sql.NullString
-		row, err := scanCustomer(extraScan{rows, []any{&typ, &version}})
+		row, err := scanCustomer(tailScan{row: rows, tail: []any{&typ, &version}})
 		if err != nil {
 			return Customer{}, nil, err
 		}
@@ -109,12 +109,3 @@ func (q Q) LiveCustomerWithAgreements(ctx context.Context, t Tenant, customerID 
 	}
 	return c, out, nil
 }
-
-// extraScan scans a row's leading columns into what its caller asks and
-// the rest into extra.
-type extraScan struct {
-	row   interface{ Scan(...any) error }
-	extra []any
-}
-
-func (e extraScan) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }

@@ -60,9 +60,9 @@ func (q Q) TokenByClientID(ctx context.Context, clientID string) (Token, error) 
 // (GetIdempotencyKey's existence), and this saves it a statement.
 func (q Q) TokenByClientIDSeeingKey(ctx context.Context, clientID, key string) (Token, bool, error) {
 	var seen bool
-	t, err := scanToken(extraScan{q.queryRow(ctx, `SELECT `+tokenCols+`, EXISTS (SELECT 1 FROM idempotency_keys k
+	t, err := scanToken(tailScan{row: q.queryRow(ctx, `SELECT `+tokenCols+`, EXISTS (SELECT 1 FROM idempotency_keys k
 		WHERE k.platform_id = api_tokens.platform_id AND k.env = api_tokens.env AND k.idem_key = ?)
-		FROM api_tokens WHERE client_id = ?`, key, clientID), []any{&seen}})
+		FROM api_tokens WHERE client_id = ?`, key, clientID), tail: []any{&seen}})
 	return t, seen, err
 }
 
