@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -212,32 +211,32 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		r.done <- batchResult{err: err}
 	}
 	db.writeTxs.Add(1)
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	bt, err := db.beginBatch(ctx)
 	if err != nil {
 		for _, r := range batch {
 			answer(r, fmt.Errorf("store: begin: %w", err))
 		}
 		return redo
 	}
-	tx := db.newTx(sqlTx)
-	balances, volumes, err := tx.lockDeclared(ctx, batch, alone)
+	tx := db.newTx(bt.execer(), bt.sqlTx)
+	balances, volumes, err := tx.lockDeclared(ctx, bt, batch, alone)
 	if err != nil {
 		b.failures.Add(1)
-		_ = sqlTx.Rollback()
+		bt.rollback()
 		tx.outbox.handed.settle(false)
 		for _, r := range batch {
 			again(r, err)
 		}
 		return redo
 	}
-	run := batchRun{db: db, sqlTx: sqlTx, tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single,
+	run := batchRun{db: db, x: bt.execer(), tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single,
 		alone: alone, balances: balances, volumes: volumes}
 	// failed ends the batch uncommitted: nothing of it stands, so the
 	// refused run again, and so does everyone else (alone, unless the
 	// failure is one a retry may clear).
 	failed := func(err error) []*batchReq {
 		b.failures.Add(1)
-		_ = sqlTx.Rollback()
+		bt.rollback()
 		run.handed.settle(false)
 		for _, f := range run.refused {
 			again(f.r, err)
@@ -262,14 +261,17 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	}
 	if len(run.ok) == 0 {
 		// Nothing succeeded, so every refusal saw committed data only.
-		_ = sqlTx.Rollback()
+		bt.rollback()
 		run.handed.settle(false)
 		for _, f := range run.refused {
 			answer(f.r, f.err)
 		}
 		return redo
 	}
-	tx.counts, tx.outbox = run.counts, &outbox{events: run.events, writes: run.writes.pending, handed: run.handed}
+	// The last group of the commit's writes is held (PostgreSQL) and sent
+	// with the COMMIT (batchTx.commit).
+	tx.counts, tx.outbox = run.counts, &outbox{events: run.events, writes: run.writes.pending, handed: run.handed,
+		holdLast: bt.conn != nil}
 	if err := tx.flushAtCommit(ctx); err != nil {
 		return failed(err)
 	}
@@ -278,10 +280,10 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 			return failed(err)
 		}
 	}
-	err = sqlTx.Commit()
+	err = bt.commit(ctx, tx.outbox.held)
 	db.forgetChanged(tx.staleSettings)
 	if err != nil {
-		return failed(classify(fmt.Errorf("store: commit: %w", err)))
+		return failed(ledgerConflict(rowsMissed(err))) // the held group's error as writeQueued's
 	}
 	run.handed.settle(true)
 	b.commits.Add(1)
@@ -302,7 +304,7 @@ const maxBatchAttempts = 4
 // batchRun is one group commit's transaction and what its fns left.
 type batchRun struct {
 	db     *DB
-	sqlTx  *sql.Tx
+	x      execer // the batch's transaction (batchTx)
 	tx     *Tx
 	handed *handoffs
 	single bool
@@ -364,7 +366,7 @@ func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	if res.panic != nil || res.err != nil {
 		fnHanded.settle(false)
 		if sp.sent {
-			if _, err := b.sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT grp"); err != nil {
+			if _, err := b.x.ExecContext(ctx, "ROLLBACK TO SAVEPOINT grp"); err != nil {
 				b.settleFailed(r, res)
 				return classify(err)
 			}

@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"slices"
 )
 
@@ -82,16 +81,21 @@ func declaredVolumes(ctx context.Context) []declaredVolume {
 // writes them at once. Any other batch, one request or more, decides from
 // the caches and queues its ledger and volume writes for the commit
 // (at_commit.go).
-func (q Q) lockDeclared(ctx context.Context, batch []*batchReq, alone bool) (*balanceCache, *volumeCache, error) {
+//
+// It begins bt's transaction: on PostgreSQL the lock statement goes in
+// BEGIN's round trip (batchTx).
+func (q Q) lockDeclared(ctx context.Context, bt *batchTx, batch []*batchReq, alone bool) (*balanceCache, *volumeCache,
+	error) {
 	if q.engine != Postgres || alone {
-		return nil, nil, nil
+		return nil, nil, bt.begin(ctx, nil)
 	}
 	rows, shards := declaredRows(batch), q.declaredShards(batch)
 	balances, volumes := newBalanceCache(), newVolumeCache()
 	if len(rows) == 0 && len(shards) == 0 {
-		return balances, volumes, nil
+		return balances, volumes, bt.begin(ctx, nil)
 	}
-	if err := q.lockDeclaredRows(ctx, rows, shards, balances, volumes); err != nil {
+	lock := q.lockDeclaredRows(rows, shards, balances, volumes)
+	if err := bt.begin(ctx, &lock); err != nil {
 		return nil, nil, err
 	}
 	return balances, volumes, nil
@@ -170,11 +174,11 @@ func declaredRows(batch []*batchReq) []declaredRow {
 	return slices.Compact(rows)
 }
 
-// lockDeclaredRows locks rows (in the ORDER BY's order: the row-lock step
-// sits above the sort) and puts them, with their accounts, in balances;
-// then it locks the shard rows of shards that still have room for their
-// adds (no shard of the day over its share: the fast path's condition,
-// addVolumeFast) and puts them in volumes. Every list goes as arrays, so
+// lockDeclaredRows is the statement that locks rows (in the ORDER BY's
+// order: the row-lock step sits above the sort), whose scan puts them, with
+// their accounts, in balances; then it locks the shard rows of shards that
+// still have room for their adds (no shard of the day over its share: the
+// fast path's condition, addVolumeFast), which go in volumes. Every list goes as arrays, so
 // the statement's text is the same for every batch, however many rows it
 // has (so it needs no chunks either): PostgreSQL plans it once per
 // connection and keeps the plan, where a list of row values made a new
@@ -190,17 +194,14 @@ func declaredRows(batch []*batchReq) []declaredRow {
 // the batch holds, and a spread after it may deadlock with another batch's,
 // which PostgreSQL breaks by failing one of them (their fns run again);
 // money and volume stay exact either way.
-func (q Q) lockDeclaredRows(ctx context.Context, rows []declaredRow, shards []shardLock, balances *balanceCache,
-	volumes *volumeCache) error {
+func (q Q) lockDeclaredRows(rows []declaredRow, shards []shardLock, balances *balanceCache,
+	volumes *volumeCache) pipelined {
 	platforms, envs, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
 	for i, r := range rows {
 		platforms[i], envs[i], ids[i] = r.platformID, r.env, r.id
 	}
-	res, err := q.query(ctx, lockDeclaredQuery, append([]any{platforms, envs, ids}, shardArrays(shards)...)...)
-	if err != nil {
-		return err
-	}
-	return ledgerEachRow(res, func(r *sql.Rows) error {
+	args := append([]any{platforms, envs, ids}, shardArrays(shards)...)
+	return pipelined{sql: q.rebind(lockDeclaredQuery), args: args, scan: func(r rowScanner) error {
 		var shard bool
 		var t Tenant
 		var a LockedLedgerAccount
@@ -223,7 +224,7 @@ func (q Q) lockDeclaredRows(ctx context.Context, rows []declaredRow, shards []sh
 		a.Balance = &b
 		balances.put(t, a)
 		return nil
-	})
+	}}
 }
 
 // lockDeclaredQuery is lockDeclaredRows' statement: the balance rows (bl),

@@ -301,3 +301,65 @@ func TestCommitter_TwoNodesRaceOnTheSameAccounts(t *testing.T) {
 		t.Logf("%d committed, %d refused; batches %+v and %+v", ok.Load(), refused.Load(), nodes[0].BatchStats(), nodes[1].BatchStats())
 	})
 }
+
+// A batch's transaction on PostgreSQL sends BEGIN with its first statement
+// and COMMIT with its last, each pair in one pipeline (batch_tx.go). A
+// failure in either pipeline leaves nothing of the transaction behind, and
+// the connection is rolled back and used again, not thrown away; a
+// shortfall in the commit statement's row check (paymentsd_expect_rows)
+// keeps its COMMIT from running. SQLite runs the same statements one by one
+// in database/sql's transaction.
+func TestCommitter_PipelinedBeginAndCommit(t *testing.T) {
+	storetest.EachWith(t, store.Options{MaxConns: 1}, func(t *testing.T, db *store.DB) {
+		if err := db.ExecRaw(ctx, "CREATE TABLE pipeline_probe (n INTEGER PRIMARY KEY)"); err != nil {
+			t.Fatal(err)
+		}
+		pg := db.Engine() == store.Postgres
+		backend := func() string {
+			if !pg {
+				return ""
+			}
+			pid, err := db.QueryString(ctx, "SELECT CAST(pg_backend_pid() AS TEXT)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		rows := func() string {
+			s, err := db.QueryString(ctx, "SELECT COALESCE(CAST(SUM(n) AS TEXT), '0') || '/' || CAST(COUNT(*) AS TEXT) FROM pipeline_probe")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		ins := func(n int) string { return fmt.Sprintf("INSERT INTO pipeline_probe (n) VALUES (%d)", n) }
+		conn := backend()
+		if b, c := db.PipelineForTest(ctx, ins(1), ins(2)); b != nil || c != nil {
+			t.Fatalf("begin %v, commit %v", b, c)
+		}
+		if got := rows(); got != "3/2" {
+			t.Fatalf("sum/count %s after a committed pipeline, want 3/2", got)
+		}
+		if b, _ := db.PipelineForTest(ctx, ins(1), ins(3)); !errors.Is(b, store.ErrConflict) {
+			t.Fatalf("a failing first statement: begin %v, want ErrConflict", b)
+		}
+		if _, c := db.PipelineForTest(ctx, ins(4), ins(2)); !errors.Is(c, store.ErrConflict) {
+			t.Fatalf("a failing last statement: commit %v, want ErrConflict", c)
+		}
+		if pg {
+			_, c := db.PipelineForTest(ctx, ins(5), "SELECT paymentsd_expect_rows(0, 1)")
+			if !errors.Is(c, store.ErrQueuedDeltaMissedForTest) {
+				t.Fatalf("a row check short of its rows: commit %v, want the missed-delta error", c)
+			}
+		}
+		if got := rows(); got != "3/2" {
+			t.Fatalf("sum/count %s after failed pipelines, want 3/2: a failed one committed", got)
+		}
+		if b, c := db.PipelineForTest(ctx, "", ""); b != nil || c != nil {
+			t.Fatalf("an empty transaction: begin %v, commit %v", b, c)
+		}
+		if got := backend(); got != conn {
+			t.Fatalf("backend %s after the failed pipelines, want %s: the connection was thrown away, not rolled back", got, conn)
+		}
+	})
+}

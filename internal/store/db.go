@@ -243,7 +243,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	tx := db.newTx(sqlTx)
+	tx := db.newTx(sqlTx, sqlTx)
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()
@@ -265,8 +265,10 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 	return nil
 }
 
-func (db *DB) newTx(sqlTx *sql.Tx) *Tx {
-	q := Q{engine: db.engine, x: sqlTx, now: db.now, counts: countDeltas{}, outbox: &outbox{handed: db.newHandoffs()},
+// newTx is the Tx of a transaction that runs its statements on x: sqlTx,
+// or (a PostgreSQL batch, batch_tx.go) the connection it holds, sqlTx nil.
+func (db *DB) newTx(x execer, sqlTx *sql.Tx) *Tx {
+	q := Q{engine: db.engine, x: x, now: db.now, counts: countDeltas{}, outbox: &outbox{handed: db.newHandoffs()},
 		settings: db.settings, staleSettings: map[settingKey]struct{}{}, keys: db.opts.Keyring,
 		volumeShard: map[volumeKey]int{}}
 	if db.writeStmts != nil {

@@ -128,6 +128,35 @@ func (db *DB) FailBatchCommits(fail func() error) {
 	db.beforeBatchCommit.Store(&fail)
 }
 
+// PipelineForTest runs a transaction as a batch does (batch_tx.go): begin
+// sends BEGIN with first, commit sends last with COMMIT ("" is none); a
+// failure rolls back. It answers the begin's and the commit's errors, the
+// commit's read as runBatch reads it.
+func (db *DB) PipelineForTest(ctx context.Context, first, last string) (beginErr, commitErr error) {
+	bt, err := db.beginBatch(ctx)
+	if err != nil {
+		return err, nil
+	}
+	stmt := func(s string) *pipelined {
+		if s == "" {
+			return nil
+		}
+		return &pipelined{sql: db.Write().rebind(s)}
+	}
+	if err := bt.begin(ctx, stmt(first)); err != nil {
+		bt.rollback()
+		return err, nil
+	}
+	if err := bt.commit(ctx, stmt(last)); err != nil {
+		bt.rollback()
+		return nil, rowsMissed(err)
+	}
+	return nil, nil
+}
+
+// ErrQueuedDeltaMissedForTest is errQueuedDeltaMissed.
+var ErrQueuedDeltaMissedForTest = errQueuedDeltaMissed
+
 // ReferencingForTest is the referencing map of the queued-write guard.
 func ReferencingForTest() map[string][]string { return referencing }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // outbox holds the events a write transaction has emitted and not yet
@@ -43,6 +45,11 @@ type outbox struct {
 	// savepoint, for a fn of a batch, opens the fn's savepoint before its
 	// first statement (batch.go).
 	savepoint *fnSavepoint
+	// holdLast, for a PostgreSQL batch's commit, keeps the last group of
+	// execAll's writes back, in held, for the batch to send with its
+	// COMMIT (batch_tx.go).
+	holdLast bool
+	held     *pipelined
 }
 
 // batchWrites are the queued writes of a batch's fns. made are those a
@@ -255,8 +262,9 @@ const maxCombinedArgs = 60_000
 // one statement, each a data-modifying WITH query of it, so they cost one
 // round trip; SQLite runs in-process and takes them one by one. A statement
 // with a want (PostgreSQL's summed updates, at_commit.go) must return that
-// many rows: its group ends with a SELECT of the returned rows' count, and a
-// shortfall is errQueuedDeltaMissed.
+// many rows: its group ends with a SELECT that fails when the returned rows
+// are fewer (expectRows), and a shortfall is errQueuedDeltaMissed. With
+// holdLast the last group is not sent but kept in held.
 func (q Q) execAll(ctx context.Context, stmts []statement) error {
 	for len(stmts) > 0 {
 		n, params := 1, len(stmts[0].args)
@@ -266,16 +274,24 @@ func (q Q) execAll(ctx context.Context, stmts []statement) error {
 				n++
 			}
 		}
-		if err := q.execGroup(ctx, stmts[:n]); err != nil {
-			return err
+		query, args := groupStatement(stmts[:n])
+		if n == len(stmts) && q.outbox != nil && q.outbox.holdLast {
+			q.outbox.held = &pipelined{sql: q.rebind(query), args: args}
+			return nil
+		}
+		if _, err := q.exec(ctx, query, args...); err != nil {
+			return rowsMissed(err)
 		}
 		stmts = stmts[n:]
 	}
 	return nil
 }
 
-// execGroup sends group as one statement and checks its wants.
-func (q Q) execGroup(ctx context.Context, group []statement) error {
+// groupStatement is group as one statement, ending in its wants' check.
+// The check fails inside the statement (not in Go after it), so that a
+// statement sent with its transaction's COMMIT in one pipeline (batch_tx.go)
+// keeps the COMMIT from running.
+func groupStatement(group []statement) (string, []any) {
 	var counts []string
 	want := 0
 	for i, st := range group {
@@ -285,19 +301,23 @@ func (q Q) execGroup(ctx context.Context, group []statement) error {
 		}
 	}
 	if want == 0 {
-		query, args := combine(group)
-		_, err := q.exec(ctx, query, args...)
-		return err
+		return combine(group)
 	}
-	query, args := combine(append(slices.Clip(group), statement{sql: "SELECT " + strings.Join(counts, " + ")}))
-	var got int
-	if err := q.queryRow(ctx, query, args...).Scan(&got); err != nil {
-		return classify(err) // as exec's error is
+	check := fmt.Sprintf("SELECT paymentsd_expect_rows(%s, %d)", strings.Join(counts, " + "), want)
+	return combine(append(slices.Clip(group), statement{sql: check}))
+}
+
+// expectRowsCode is the SQLSTATE paymentsd_expect_rows raises (migration
+// 0062).
+const expectRowsCode = "PD001"
+
+// rowsMissed maps paymentsd_expect_rows' error to errQueuedDeltaMissed.
+func rowsMissed(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == expectRowsCode {
+		return fmt.Errorf("%w: %s", errQueuedDeltaMissed, pg.Message)
 	}
-	if got != want {
-		return fmt.Errorf("%w: %d of %d rows changed", errQueuedDeltaMissed, got, want)
-	}
-	return nil
+	return err
 }
 
 // combine makes one statement of several: all but the last as WITH queries.

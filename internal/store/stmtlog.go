@@ -19,7 +19,9 @@ import (
 // BEGIN, COMMIT and ROLLBACK included — is appended to PATH as one JSON
 // line: the connection it ran on, the SQL text and its arguments with their
 // Go types. Without the variable Open uses the drivers directly: nothing
-// here runs. It records what goes through database/sql only.
+// here runs. It records what goes through database/sql, and what a batch
+// sends in pgx's pipeline on a connection it took from database/sql
+// (batch_tx.go).
 
 // StatementLogEnv names the environment variable that turns the log on.
 const StatementLogEnv = "PAYMENTS_STATEMENT_LOG"
@@ -242,6 +244,27 @@ func (c *logConn) IsValid() bool {
 		return v.IsValid()
 	}
 	return true
+}
+
+// logPipelined records one statement of a batch's pipeline (batch_tx.go),
+// BEGIN and COMMIT as database/sql's begin and commit.
+func (c *logConn) logPipelined(s pipelined) {
+	switch {
+	case s.sql == "BEGIN":
+		c.log.write(c.id, "begin", "", nil)
+	case s.sql == "COMMIT":
+		c.log.write(c.id, "commit", "", nil)
+	default:
+		args := make([]driver.NamedValue, len(s.args))
+		for i, a := range s.args {
+			args[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+		}
+		op := "exec"
+		if s.scan != nil {
+			op = "query"
+		}
+		c.log.write(c.id, op, s.sql, args)
+	}
 }
 
 type logTx struct {
