@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,8 +153,11 @@ type swTemplate struct {
 	// number.
 	Uniques []string
 	// Ranges are small integers that varied between samples (shards):
-	// each replay draws one uniformly in [Min, Max].
-	Ranges []intRange
+	// each replay draws one uniformly in [Min, Max]. Two arguments that
+	// held the same value in every sample (a shard a batch locks, then
+	// adds to) share one draw.
+	Ranges    []intRange
+	rangeVals [][]int64 // each range's value in each sample
 }
 
 type intRange struct{ Min, Max int64 }
@@ -176,6 +180,10 @@ type swArg struct {
 	Role   string
 	Range  int // 1-based index into Ranges
 	Pieces []piece
+	// VolumeOf, for the "before" of a summed daily-volume update's row,
+	// are that row's platform, env, day and shard: the replay reads the
+	// shard's total there (volumeRead), as it reads a balance's version.
+	VolumeOf []swArg
 	// Elems are an array argument's elements, ArrayType its Go type.
 	Elems     []swArg
 	ArrayType string
@@ -267,6 +275,7 @@ func buildTemplate(samples []sample) (*swTemplate, error) {
 				}
 				s.Args = append(s.Args, t.classify(vs, samples, constTok, uniq))
 			}
+			volumeBefores(&s)
 			stx.Stmts = append(stx.Stmts, s)
 		}
 		t.Txs = append(t.Txs, stx)
@@ -361,10 +370,50 @@ func (t *swTemplate) classify(vs []val, samples []sample, constTok map[string]bo
 		if lo < -1e12 || hi > 1e12 { // a timestamp: any one does the same work
 			return swArg{Const: &v}
 		}
-		t.Ranges = append(t.Ranges, intRange{lo, hi})
+		is := make([]int64, len(vs))
+		for k, x := range vs {
+			is[k] = x.I
+		}
+		for i, seen := range t.rangeVals {
+			if slices.Equal(seen, is) {
+				return swArg{Range: i + 1}
+			}
+		}
+		t.Ranges, t.rangeVals = append(t.Ranges, intRange{lo, hi}), append(t.rangeVals, is)
 		return swArg{Range: len(t.Ranges)}
 	}
 	return swArg{Const: &v}
+}
+
+// The summed daily-volume update (the store's volumeDeltaUpdates): rows of
+// platform_id, env, day, shard, before, add, where before is the shard's
+// total when the batch first added to it, which the update checks.
+const (
+	volumeUpdateHead = "UPDATE daily_volumes AS d SET usd = d.usd + v.add"
+	volumeUpdateTail = "AS v (platform_id, env, day, shard, before, add)"
+)
+
+// volumeBefores turns each row's before into a read of the shard's total,
+// so that the replayed update changes its row as the service's did (a
+// drawn or logged total would match no row, and the statement's row check
+// would fail it).
+func volumeBefores(s *swStmt) {
+	in, n := false, 0
+	for k := range s.Args {
+		switch seg := s.Segs[k]; {
+		case strings.Contains(seg, volumeUpdateHead):
+			in, n = true, 0
+		case strings.Contains(seg, volumeUpdateTail):
+			in = false
+		}
+		if !in {
+			continue
+		}
+		if n%6 == 4 {
+			s.Args[k] = swArg{VolumeOf: slices.Clone(s.Args[k-4 : k])}
+		}
+		n++
+	}
 }
 
 // roleMatches: every sample's value is that sample's value of role, and the

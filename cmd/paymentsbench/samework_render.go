@@ -20,6 +20,13 @@ func versionRead(acctExpr string) string {
 	return "(SELECT version FROM ledger_balances WHERE account_id = " + acctExpr + ")"
 }
 
+// volumeRead is what a summed volume update's before becomes: the shard
+// row's current total (platform, env, day and shard the row's own).
+func volumeRead(platform, env, day, shard string) string {
+	return "(SELECT usd FROM daily_volumes WHERE platform_id = " + platform + " AND env = " + env + " AND day = " + day +
+		" AND shard = " + shard + ")"
+}
+
 // pgbenchScript renders the template as a pgbench custom script for
 // accounts rows of swAccountsTable: it draws two different accounts, an
 // amount in 1..maxAmount and the fresh ids, reads the accounts' ids in one
@@ -66,6 +73,9 @@ func pgArg(a swArg) string {
 		return "ARRAY[" + strings.Join(parts, ", ") + "]::" + pgArrayType(a.ArrayType)
 	case a.Const != nil:
 		return pgLiteral(*a.Const)
+	case a.VolumeOf != nil:
+		v := a.VolumeOf
+		return volumeRead(pgArg(v[0]), pgArg(v[1]), pgArg(v[2]), pgArg(v[3]))
 	case a.Role == "src_version":
 		return versionRead(":src_acct")
 	case a.Role == "dst_version":
@@ -203,6 +213,12 @@ func (s swStmt) bind(d swDraw) (string, []any) {
 		switch {
 		case a.Role == "src_version" || a.Role == "dst_version":
 			b.WriteString(versionRead("?"))
+		case a.VolumeOf != nil:
+			b.WriteString(volumeRead("?", "?", "?", "?"))
+			for _, v := range a.VolumeOf {
+				args = append(args, v.value(d))
+			}
+			continue
 		default:
 			b.WriteString("?")
 		}

@@ -286,3 +286,52 @@ func TestSameWorkArrays(t *testing.T) {
 		t.Fatalf("script lacks %q:\n%s", want, script)
 	}
 }
+
+// A summed daily-volume update's row checks the shard's total (before):
+// the replay reads it from the row, for the row it names, and the shard it
+// adds to is the one drawn for the lock statement (the same value in every
+// sample), so that the replayed update changes its row as the service's
+// did.
+func TestSameWorkVolumeBeforeReadFromItsRow(t *testing.T) {
+	const platform = "Platform:01a2166d-6d2a-741c-9c03-2faf00192e12"
+	var samples []sample
+	for k := 0; k < 3; k++ {
+		src := fmt.Sprintf("InternalAccount:01a2166d-6d54-75ff-afea-%012d", 2*k)
+		amount, shard, before := int64(101+37*k), int64(k%2), int64(5000+977*k)
+		arg := func(v any) store.LoggedArg { return store.LoggedArg{Type: fmt.Sprintf("%T", v), Value: v} }
+		lock, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "query",
+			SQL:  "SELECT 1 FROM daily_volumes WHERE account = $1 AND shard = ANY($2)",
+			Args: []store.LoggedArg{arg(src), arg([]int64{shard})}})
+		upd, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "exec",
+			SQL: "WITH w0 AS (" + volumeUpdateHead + " FROM (VALUES (CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BIGINT), " +
+				"CAST($4 AS INTEGER), CAST($5 AS BIGINT), CAST($6 AS BIGINT))) " + volumeUpdateTail +
+				" WHERE d.shard = v.shard AND d.usd = v.before RETURNING d.shard) SELECT paymentsd_expect_rows((SELECT count(*) FROM w0), 1)",
+			Args: []store.LoggedArg{arg(platform), arg("sandbox"), arg(int64(20784)), arg(shard), arg(before), arg(amount)}})
+		log := `{"conn":1,"op":"begin"}` + "\n" + string(lock) + "\n" + string(upd) + "\n" + `{"conn":1,"op":"commit"}` + "\n"
+		txs, err := parseStmtLog(strings.NewReader(log))
+		if err != nil || len(txs) != 1 {
+			t.Fatalf("%v %v", txs, err)
+		}
+		samples = append(samples, sample{Txs: txs, Roles: map[string]val{"src_acct": {Kind: 's', S: src},
+			"amount": {Kind: 'i', I: amount}, "neg_amount": {Kind: 'i', I: -amount}}})
+	}
+	tpl, err := buildTemplate(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := pgbenchScript(tpl, 10, 1000)
+	for _, want := range []string{
+		"shard = ANY(ARRAY[:r1]::bigint[])",
+		"CAST(:r1 AS INTEGER), CAST((SELECT usd FROM daily_volumes WHERE platform_id = E'Platform\\07201a2166d-6d2a-741c-9c03-2faf00192e12' " +
+			"AND env = E'sandbox' AND day = 20784 AND shard = :r1) AS BIGINT), CAST(:amount AS BIGINT)",
+	} {
+		if !strings.Contains(script, want) {
+			t.Fatalf("script lacks %q:\n%s", want, script)
+		}
+	}
+	q, args := tpl.Txs[0].Stmts[1].bind(swDraw{Amount: 7, Ranges: []int64{1}})
+	if !strings.Contains(q, "CAST((SELECT usd FROM daily_volumes WHERE platform_id = ? AND env = ? AND day = ? AND shard = ?) AS BIGINT)") ||
+		strings.Count(q, "?") != len(args) || len(args) != 9 {
+		t.Fatalf("bound %q with %d arguments %v", q, len(args), args)
+	}
+}
