@@ -263,8 +263,9 @@ const maxCombinedArgs = 60_000
 // round trip; SQLite runs in-process and takes them one by one. A statement
 // with a want (PostgreSQL's summed updates, at_commit.go) must return that
 // many rows: its group ends with a SELECT that fails when the returned rows
-// are fewer (expectRows), and a shortfall is errQueuedDeltaMissed. With
-// holdLast the last group is not sent but kept in held.
+// are fewer (paymentsd_expect_rows, groupStatement), and rowsMissed reads
+// that failure as errQueuedDeltaMissed. With holdLast the last group is not
+// sent but kept in held.
 func (q Q) execAll(ctx context.Context, stmts []statement) error {
 	for len(stmts) > 0 {
 		n, params := 1, len(stmts[0].args)
