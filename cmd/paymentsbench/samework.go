@@ -387,7 +387,10 @@ func (t *swTemplate) classify(vs []val, samples []sample, constTok map[string]bo
 
 // The summed daily-volume update (the store's volumeDeltaUpdates): rows of
 // platform_id, env, day, shard, before, add, where before is the shard's
-// total when the batch first added to it, which the update checks.
+// total when the batch first added to it, which the update checks. Should
+// the store's text change so that these no longer match, the replay's
+// update matches no row and its row check (paymentsd_expect_rows) aborts
+// pgbench: the baseline fails loudly rather than skip the write.
 const (
 	volumeUpdateHead = "UPDATE daily_volumes AS d SET usd = d.usd + v.add"
 	volumeUpdateTail = "AS v (platform_id, env, day, shard, before, add)"
