@@ -33,11 +33,7 @@ func TestAttemptPool_GoroutinesReused(t *testing.T) {
 	for i := range 50 {
 		p.gate <- struct{}{}
 		p.run(ctx, store.Claim{})
-		for deadline := time.Now().Add(10 * time.Second); p.freed.Load() != int64(i+1); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("attempt %d not finished", i)
-			}
-		}
+		drive(t, nil, 0, func() bool { return p.freed.Load() == int64(i+1) })
 	}
 	if p.started < 1 || p.started > 3 {
 		t.Fatalf("%d goroutines for 50 attempts, want 1 to 3", p.started)
