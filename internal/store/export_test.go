@@ -154,6 +154,16 @@ func (db *DB) PipelineForTest(ctx context.Context, first, last string) (beginErr
 	return nil, nil
 }
 
+// ExplainFinishForTest is PostgreSQL's plan (EXPLAIN, FORMAT JSON; not
+// run) of the statement that finishes fs.
+func (db *DB) ExplainFinishForTest(ctx context.Context, fs []Finish) (string, error) {
+	q := db.Write()
+	var plan string
+	args := append(finishArrays(fs, q.Now()), toMicros(q.Now()))
+	err := q.x.QueryRowContext(ctx, q.rebind("EXPLAIN (FORMAT JSON) "+finishQueryPG), args...).Scan(&plan)
+	return plan, err
+}
+
 // ErrQueuedDeltaMissedForTest is errQueuedDeltaMissed.
 var ErrQueuedDeltaMissedForTest = errQueuedDeltaMissed
 

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -300,6 +301,47 @@ func TestMigration0059_AttemptsBeforeIt(t *testing.T) {
 		wantAttempts(t, db, e, 1, retry)
 		if got := attemptRows(t, db, e); got != 1 {
 			t.Fatalf("%d rows in webhook_attempts, want 1 (the old one)", got)
+		}
+	})
+}
+
+// On PostgreSQL a finish reads its rows (v) once: joined twice, v was
+// materialized and matched to itself in a nested loop, quadratic in the rows
+// of a finish (0.55 of 1.05 ms for 40 rows).
+func TestAttempts_FinishReadsItsRowsOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Engine() != store.Postgres {
+			t.Skip("a PostgreSQL plan")
+		}
+		fs := make([]store.Finish, 40)
+		for i := range fs {
+			e := queued(i)
+			a := attemptOf(e, 1)
+			fs[i] = store.Finish{EventID: e.ID, Token: "w1", Outcome: store.DeliveryOutcome{State: store.DeliveryPending,
+				NextAttemptAt: time.Now().Add(time.Minute)}, Attempt: &a}
+		}
+		plan, err := db.ExplainFinishForTest(ctx, fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []map[string]any
+		if err := json.Unmarshal([]byte(plan), &nodes); err != nil {
+			t.Fatal(err)
+		}
+		var walk func(n map[string]any)
+		walk = func(n map[string]any) {
+			if n["Node Type"] == "CTE Scan" && n["CTE Name"] == "v" {
+				t.Errorf("the finish scans v as a CTE (materialized, read more than once): %s", plan)
+			}
+			children, _ := n["Plans"].([]any)
+			for _, c := range children {
+				if m, ok := c.(map[string]any); ok {
+					walk(m)
+				}
+			}
+		}
+		for _, n := range nodes {
+			walk(n["Plan"].(map[string]any))
 		}
 	})
 }
