@@ -283,7 +283,7 @@ func lastLines(s string, n int) string {
 // sharing its one connection, for d.
 func sqliteSameWork(ctx context.Context, t *swTemplate, dbURL string, accts []swAccount, workers int, d time.Duration, maxAmount int64) (float64, time.Duration, error) {
 	path := strings.TrimPrefix(strings.TrimPrefix(dbURL, "sqlite:"), "//")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate&_pragma=temp_store(MEMORY)&_pragma=cache_size(-8192)")
+	db, err := sql.Open("sqlite", store.SQLiteWriterDSN(path))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -74,6 +74,29 @@ type Options struct {
 	Keyring *keyring.Keyring
 }
 
+// sqliteDSN is what every SQLite connection of the store opens with.
+// synchronous(FULL): a committed transfer survives power loss, not only a
+// process crash.
+func sqliteDSN(path string) string {
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+}
+
+// SQLiteWriterDSN is the DSN of the store's one SQLite writer (the
+// same-work baseline of cmd/paymentsbench opens its loop with it).
+// _txlock=immediate takes the write lock at BEGIN, so a transaction never
+// fails half way on an upgrade. The writer keeps savepoint journals in
+// memory (group commit gives every transfer one; on disk they cost a write
+// per page touched) and an 8 MiB page cache (2,048 pages), so a batch's
+// pages stay in memory until its commit writes them once (no spill at
+// c=64). Not more: every commit walks the whole page cache's hash table
+// (pcache1TruncateUnsafe, from pager_end_transaction), which at 64 MiB took
+// 5.5% of the server's CPU on the one writer at c=8, and 1.2% at 8 MiB;
+// pages read again cost back most of that (a net 1.2% of the batch
+// worker's CPU) and the process is 45 MB smaller.
+func SQLiteWriterDSN(path string) string {
+	return sqliteDSN(path) + "&_txlock=immediate&_pragma=temp_store(MEMORY)&_pragma=cache_size(-8192)"
+}
+
 // Open connects to url: "sqlite:PATH" (the directory is created if missing)
 // or "postgres://…"/"postgresql://…". It applies pending migrations.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
@@ -96,27 +119,13 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 				return nil, fmt.Errorf("store: create %s: %w", dir, err)
 			}
 		}
-		// synchronous(FULL): a committed transfer survives power loss, not
-		// only a process crash. _txlock=immediate takes the write lock at
-		// BEGIN, so a transaction never fails half way on an upgrade.
-		base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-		// The writer keeps savepoint journals in memory (group commit gives
-		// every transfer one; on disk they cost a write per page touched)
-		// and an 8 MiB page cache (2,048 pages), so a batch's pages stay in
-		// memory until its commit writes them once (no spill at c=64). Not
-		// more: every commit walks the whole page cache's hash table
-		// (pcache1TruncateUnsafe, from pager_end_transaction), which at
-		// 64 MiB took 5.5% of the server's CPU on the one writer at c=8,
-		// and 1.2% at 8 MiB; pages read again cost back most of that (a
-		// net 1.2% of the batch worker's CPU) and the process is 45 MB
-		// smaller.
-		w, err := openSQL("sqlite", base+"&_txlock=immediate&_pragma=temp_store(MEMORY)&_pragma=cache_size(-8192)")
+		w, err := openSQL("sqlite", SQLiteWriterDSN(path))
 		if err != nil {
 			return nil, err
 		}
 		w.SetMaxOpenConns(1)
 		w.SetConnMaxLifetime(0)
-		r, err := openSQL("sqlite", base+"&_pragma=query_only(1)")
+		r, err := openSQL("sqlite", sqliteDSN(path)+"&_pragma=query_only(1)")
 		if err != nil {
 			w.Close()
 			return nil, err

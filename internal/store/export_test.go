@@ -158,8 +158,9 @@ func (db *DB) PipelineForTest(ctx context.Context, first, last string) (beginErr
 // run) of the statement that finishes fs.
 func (db *DB) ExplainFinishForTest(ctx context.Context, fs []Finish) (string, error) {
 	q := db.Write()
+	now := q.Now()
 	var plan string
-	args := append(finishArrays(fs, q.Now()), toMicros(q.Now()))
+	args := append(finishArrays(fs, now), toMicros(now))
 	err := q.x.QueryRowContext(ctx, q.rebind("EXPLAIN (FORMAT JSON) "+finishQueryPG), args...).Scan(&plan)
 	return plan, err
 }

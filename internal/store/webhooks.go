@@ -545,9 +545,8 @@ var finishQueryPG = `WITH v AS (SELECT * FROM unnest(CAST(? AS TEXT[]), CAST(? A
 // (SELECT … FOR UPDATE would write one per row). o joins v directly: as a
 // subquery joining v of its own, the planner, expecting ten rows of each,
 // matched them in a nested loop, quadratic in the rows (0.55 of 1.05 ms
-// for 40). On SQLite,
-// whose one writer keeps the rows still between statements, the move and
-// the UPDATE are two statements.
+// for 40). On SQLite, whose one writer keeps the rows still between
+// statements, the move and the UPDATE are two statements.
 func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, error) {
 	now := q.Now()
 	var query string
