@@ -64,9 +64,10 @@ func sampleReport() *Report {
 		Throughput: 100, Latency: Latency{Count: 1000, P50: 1.5, P95: 3, P99: 4.25, Max: 9, Mean: 1.75},
 		Errors: map[string]int{"INSUFFICIENT_FUNDS": 2, "A_CODE": 1}, PeakRSS: 100 << 20, PeakRSSFrom: "VmHWM", Kills: 21,
 		Timeline: []float64{99.6, 100.4}, WebhooksReceived: 3990, WebhooksPending: 12,
-		Compare: []Comparison{{Name: "pgbench", TPS: 50, Ratio: 2, MachineMs: 0.75}},
-		CPU:     &CPUPerTransfer{MachineMs: 5.5, ServerMs: 2.25, PostgresMs: 2.5, ToolMs: 0.5, OtherMs: 0.25, BusyCores: 1.9},
-		Payouts: 40, PayoutsFailing: 1, CrossCurrency: 30,
+		Compare:   []Comparison{{Name: "pgbench", TPS: 50, Ratio: 2, MachineMs: 0.75}},
+		CPU:       &CPUPerTransfer{MachineMs: 5.5, ServerMs: 2.25, PostgresMs: 2.5, ToolMs: 0.5, OtherMs: 0.25, BusyCores: 1.9},
+		Committer: &Committer{Commits: 400, RequestsPerCommit: 2.5, Workers: 2, Busy: 0.915, BusyMsPerTransfer: 1.83},
+		Payouts:   40, PayoutsFailing: 1, CrossCurrency: 30,
 		Checks: []CheckResult{{Name: "ok one", Pass: true}, {Name: "bad one", Detail: "3 things"}}}
 }
 
@@ -86,6 +87,7 @@ func TestReportText(t *testing.T) {
 		"webhooks: 3990 received during the load (3.99 per acknowledged transfer); at its end 12 pending in the database",
 		"crash mode: 21 SIGKILLs",
 		"compare pgbench: 50.0 tps; ours/theirs = 2.00; 0.75 ms of machine CPU per transaction",
+		"group committer: 400 commits, 2.50 requests per commit; 2 worker(s), busy 92% of the load (1.83 ms per transfer)",
 		"cpu per transfer: 5.50 ms on the machine (1.90 of its cores busy): server 2.25, postgres 2.50, this tool 0.50, other 0.25",
 		"cross-currency (USD to EUR): 30 of the acknowledged",
 		"payouts (USD to external bank accounts): 40 of the acknowledged, 1 of them failed or returned by magic amounts",

@@ -297,6 +297,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		serverCPU = nodesCPU(srvs)
 	}
 	cpuBefore, haveCPU := takeCPU(serverCPU)
+	nodeURLs := []string{serverURL}
+	if len(srvs) > 0 {
+		nodeURLs = nodeURLs[:0]
+		for _, n := range srvs {
+			nodeURLs = append(nodeURLs, n.URL())
+		}
+	}
+	commitsBefore, haveCommits := readCommitter(ctx, nodeURLs)
 	hooksBefore := hooksReceived()
 	var life *lifecycle
 	delc := make(chan deleteResult, 1)
@@ -326,6 +334,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 			c.PostgresMs, c.Note = 0, "PostgreSQL's backends exit with every killed server: its time is under other"
 		}
 		rep.CPU = &c
+	}
+	if commitsAfter, ok := readCommitter(ctx, nodeURLs); ok && haveCommits && o.crashEvery == 0 {
+		c := committerDuring(commitsBefore, commitsAfter, int64(len(lr.Acks)), lr.Elapsed)
+		rep.Committer = &c
 	}
 	rep.WebhooksReceived = hooksReceived() - hooksBefore
 	rep.WebhooksPending = pendingDeliveries(ctx, o.db)

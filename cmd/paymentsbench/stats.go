@@ -112,6 +112,9 @@ type Report struct {
 	// CPU is the machine's CPU time per acknowledged transfer during the
 	// load, and which processes used it (Linux).
 	CPU *CPUPerTransfer `json:"cpuPerTransfer,omitempty"`
+	// Committer is the group committer's work during the load (not in
+	// crash mode, whose restarts reset its counters).
+	Committer *Committer `json:"committer,omitempty"`
 	// PGPerTransfer is pg_stat_database's growth per acknowledged transfer.
 	PGPerTransfer map[string]float64 `json:"postgresPerTransfer,omitempty"`
 	Reads         *readLatency       `json:"reads,omitempty"`
@@ -191,6 +194,10 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "webhooks: %d received during the load (%.2f per acknowledged transfer); at its end %s\n",
 			r.WebhooksReceived, float64(r.WebhooksReceived)/float64(r.Acked), pending)
+	}
+	if c := r.Committer; c != nil {
+		fmt.Fprintf(w, "group committer: %d commits, %.2f requests per commit; %d worker(s), busy %.0f%% of the load (%.2f ms per transfer)\n",
+			c.Commits, c.RequestsPerCommit, c.Workers, c.Busy*100, c.BusyMsPerTransfer)
 	}
 	if c := r.CPU; c != nil {
 		fmt.Fprintf(w, "cpu per transfer: %.2f ms on the machine (%.2f of its cores busy): server %.2f, postgres %.2f, this tool %.2f, other %.2f",

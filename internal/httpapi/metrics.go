@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -17,7 +18,9 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 }
 
-func newMetrics() *metrics {
+// newMetrics registers the server's series; commits reads the store's
+// group-commit counters at each scrape.
+func newMetrics(commits func() store.BatchStats) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -32,7 +35,34 @@ func newMetrics() *metrics {
 	}
 	m.reg.MustRegister(m.requests, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(groupCommitCollectors(commits)...)
 	return m
+}
+
+// groupCommitCollectors expose the store's group committer (InBatchTx):
+// how many commits, how many requests they carried, and how busy its
+// workers were. busy_seconds over workers, per second of wall time, is the
+// committer's saturation: near 1, writes queue for it.
+func groupCommitCollectors(commits func() store.BatchStats) []prometheus.Collector {
+	counter := func(name, help string, v func(store.BatchStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return v(commits()) })
+	}
+	return []prometheus.Collector{
+		counter("paymentsd_group_commits_total", "Database transactions the group committer committed.",
+			func(s store.BatchStats) float64 { return float64(s.Commits) }),
+		counter("paymentsd_group_commit_requests_total", "Requests (write transactions) those commits carried.",
+			func(s store.BatchStats) float64 { return float64(s.Transactions) }),
+		counter("paymentsd_group_commit_failures_total", "Group commits that failed; their requests ran again.",
+			func(s store.BatchStats) float64 { return float64(s.Failures) }),
+		counter("paymentsd_group_commit_retries_total", "Requests the group committer ran again.",
+			func(s store.BatchStats) float64 { return float64(s.Retries) }),
+		counter("paymentsd_group_commit_busy_seconds_total", "Time the group committer's workers spent running batches, summed over the workers.",
+			func(s store.BatchStats) float64 { return s.Busy.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paymentsd_group_commit_workers",
+			Help: "Group-commit workers (batches that run at once)."},
+			func() float64 { return float64(commits().Workers) }),
+	}
 }
 
 // observe counts one request. Every label value comes from a bounded set,

@@ -35,6 +35,46 @@ func TestOps_HealthReadyMetricsDocs(t *testing.T) {
 	})
 }
 
+// /metrics shows the group committer: a transfer goes through it, so after
+// one the commits, the requests they carried and the workers' busy time
+// have moved, on both engines.
+func TestOps_MetricsShowTheGroupCommitter(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		a, b := e.qtSetup(t)
+		src := e.qtAccountID(t, a, "USD")
+		e.acFund(t, src, 10_000)
+		e.qtQuote(t, qtBody(src, e.qtAccountID(t, b, "USD"), "SENDING", 2_500, "immediatelyExecute", true))
+		body := string(e.do("GET", "//metrics", nil, withCreds("")).Body)
+		for _, name := range []string{"paymentsd_group_commits_total", "paymentsd_group_commit_requests_total",
+			"paymentsd_group_commit_busy_seconds_total", "paymentsd_group_commit_workers"} {
+			if v := metricValue(t, body, name); v <= 0 {
+				t.Errorf("%s = %v after a transfer, want > 0", name, v)
+			}
+		}
+		for _, name := range []string{"paymentsd_group_commit_failures_total", "paymentsd_group_commit_retries_total"} {
+			if v := metricValue(t, body, name); v != 0 {
+				t.Errorf("%s = %v, want 0", name, v)
+			}
+		}
+	})
+}
+
+// metricValue is the value of an unlabelled series in a text exposition.
+func metricValue(t *testing.T, body, name string) float64 {
+	t.Helper()
+	for line := range strings.Lines(body) {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			var v float64
+			if _, err := fmt.Sscan(rest, &v); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no %s in:\n%.3000s", name, body)
+	return 0
+}
+
 // Readiness follows the database.
 func TestOps_ReadyzFailsWithoutDatabase(t *testing.T) {
 	db := storetest.OpenSQLite(t)

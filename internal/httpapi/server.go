@@ -138,7 +138,7 @@ func New(ctx context.Context, db *store.DB, log *slog.Logger, opts Options) (*Se
 		cursors: page.NewCodec(secret),
 		guard:   guard,
 		log:     log,
-		metrics: newMetrics(),
+		metrics: newMetrics(db.BatchStats),
 		opts:    opts,
 		mux:     http.NewServeMux(),
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Group commit. A durable commit costs an fsync (and, on SQLite, a pass of
@@ -47,14 +48,22 @@ type batcher struct {
 	once sync.Once // Close may be called twice
 
 	commits, txns, failures, retries atomic.Int64
+	workers                          int
+	busy                             atomic.Int64 // nanoseconds the workers spent running batches
 }
 
 // BatchStats counts group commits: database transactions committed by
 // InBatchTx, the InBatchTx calls they carried, the batches that did not
 // commit (a failed statement or commit; their fns ran again), and the fns
 // run again (after such a batch, or a deadlock or serialization failure of
-// their own).
-type BatchStats struct{ Commits, Transactions, Failures, Retries int64 }
+// their own). Busy is the time the workers spent running batches, from
+// taking a batch to answering it, summed over the Workers: Busy over
+// Workers times a wall-clock interval is how saturated the committer was.
+type BatchStats struct {
+	Commits, Transactions, Failures, Retries int64
+	Busy                                     time.Duration
+	Workers                                  int
+}
 
 // BatchStats reports the group commits so far (zero if none ran).
 func (db *DB) BatchStats() BatchStats {
@@ -63,7 +72,7 @@ func (db *DB) BatchStats() BatchStats {
 		return BatchStats{}
 	}
 	return BatchStats{Commits: b.commits.Load(), Transactions: b.txns.Load(), Failures: b.failures.Load(),
-		Retries: b.retries.Load()}
+		Retries: b.retries.Load(), Busy: time.Duration(b.busy.Load()), Workers: b.workers}
 }
 
 // InBatchTx runs fn in a write transaction like InTx, but may share that
@@ -123,7 +132,7 @@ func (db *DB) batcher() *batcher {
 		if workers <= 0 {
 			return
 		}
-		b := &batcher{db: db, reqs: make(chan *batchReq), stop: make(chan struct{})}
+		b := &batcher{db: db, reqs: make(chan *batchReq), stop: make(chan struct{}), workers: workers}
 		for range workers {
 			b.wg.Go(b.run)
 		}
@@ -158,6 +167,7 @@ func (b *batcher) run() {
 				break gather
 			}
 		}
+		start := time.Now()
 		redo = nil
 		var together []*batchReq
 		for _, r := range batch {
@@ -170,6 +180,7 @@ func (b *batcher) run() {
 		if len(together) > 0 {
 			redo = append(redo, b.db.runBatch(b, together)...)
 		}
+		b.busy.Add(int64(time.Since(start)))
 	}
 }
 

@@ -82,6 +82,10 @@ func TestInBatchTx_SharedCommitsIndependentOutcomes(t *testing.T) {
 		if st.Transactions == 0 || st.Commits >= st.Transactions {
 			t.Fatalf("no commit was shared: %+v", st)
 		}
+		// SQLite has its one writer; PostgreSQL the workers asked for.
+		if want := map[store.Engine]int{store.SQLite: 1, store.Postgres: 2}[db.Engine()]; st.Workers != want || st.Busy <= 0 {
+			t.Fatalf("workers %d (want %d), busy %s (want > 0)", st.Workers, want, st.Busy)
+		}
 		t.Logf("%d successful transactions in %d commits", st.Transactions, st.Commits)
 	})
 }
