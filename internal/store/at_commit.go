@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// Ledger writes and daily-volume adds at the commit. Inside a batch of
-// several fns on PostgreSQL, a fn whose balance changes were decided from
-// the rows the batch locked when it began (balance_cache.go) does not write
+// Ledger writes and daily-volume adds at the commit. Inside a batch, a fn
+// whose balance changes were decided from the rows the batch locked
+// (PostgreSQL) or read (SQLite) when it began (balance_cache.go) does not write
 // its ledger rows at once: WriteLedger queues them, with the changes, like
 // the other queued writes (outbox.go), and applies the changes to the
 // batch's copy of the rows. A fn's daily-volume add to a shard row the batch
@@ -65,12 +65,12 @@ var errQueuedDeltaMissed = errors.New("store: a queued balance or volume change 
 const queuedLedgerLimit = 64
 
 // queueLedger queues a WriteLedger call inside a batch (not a request
-// running alone after a failed commit) on PostgreSQL when the batch's cache
-// holds every changed row at the version the change was decided on, and
-// reports whether it did.
+// running alone after a failed commit) when the batch's cache holds every
+// changed row at the version the change was decided on, and reports
+// whether it did.
 func (q Q) queueLedger(t Tenant, ts []LedgerTransfer, ps, bucketed []LedgerPosting, changes []LedgerBalanceChange, at int64) bool {
 	cache := q.balances()
-	if q.engine != Postgres || cache == nil || !q.outbox.shared || len(changes) == 0 ||
+	if cache == nil || !q.outbox.shared || len(changes) == 0 ||
 		len(changes) > queuedLedgerLimit || len(ts) > queuedLedgerLimit || len(ps) > 4*queuedLedgerLimit {
 		return false
 	}
@@ -118,7 +118,7 @@ func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...st
 	}
 	stmts := append(slices.Clip(head), ledgerInsertsOf(ledger)...)
 	stmts = append(append(stmts, mergeInserts(plain)...), tail...)
-	updates, err := ledgerDeltaUpdates(ledger)
+	updates, err := ledgerDeltaUpdates(q.engine, ledger)
 	if err == nil {
 		var vs []statement
 		vs, err = volumeDeltaUpdates(volume)
@@ -172,7 +172,7 @@ type balanceSum struct {
 // ledgerDeltaUpdates sums queued balance changes per row, in the order they
 // were decided (each must follow the one before: the next version), into
 // versioned updates in account order.
-func ledgerDeltaUpdates(ls []*queuedLedger) ([]statement, error) {
+func ledgerDeltaUpdates(engine Engine, ls []*queuedLedger) ([]statement, error) {
 	sums := map[balanceKey]*balanceSum{}
 	for _, l := range ls {
 		for _, c := range l.changes {
@@ -201,7 +201,7 @@ func ledgerDeltaUpdates(ls []*queuedLedger) ([]statement, error) {
 	var out []statement
 	for len(rows) > 0 {
 		n := min(len(rows), 1000)
-		st := balanceSumUpdate(rows[:n])
+		st := balanceSumUpdate(engine, rows[:n])
 		st.want = n
 		out = append(out, st)
 		rows = rows[n:]
@@ -213,7 +213,7 @@ func ledgerDeltaUpdates(ls []*queuedLedger) ([]statement, error) {
 // sum's first version (and an INTERNAL account's available balance stays
 // non-negative), returning the account of each row it changed. WriteLedger
 // writes its changes with it too, each a sum of one.
-func balanceSumUpdate(rows []*balanceSum) statement {
+func balanceSumUpdate(engine Engine, rows []*balanceSum) statement {
 	values := strings.TrimSuffix(strings.Repeat(`(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT),
 		CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BOOLEAN)), `,
 		len(rows)), ", ")
@@ -222,13 +222,22 @@ func balanceSumUpdate(rows []*balanceSum) statement {
 		args = append(args, s.key.tenant.PlatformID, s.key.tenant.Env, s.key.id, s.version, s.n, s.posted, s.debits,
 			s.credits, s.at, s.floor)
 	}
-	return statement{sql: `UPDATE ledger_balances AS b SET posted = b.posted + v.posted,
+	update := `UPDATE ledger_balances AS b SET posted = b.posted + v.posted,
 		pending_debits = b.pending_debits + v.debits, pending_credits = b.pending_credits + v.credits,
 		version = b.version + v.n, updated_at = v.at
-		FROM (VALUES ` + values + `) AS v (platform_id, env, account_id, version, n, posted, debits, credits, at, floor_zero)
+		FROM %s
 		WHERE b.account_id = v.account_id AND b.platform_id = v.platform_id AND b.env = v.env AND b.version = v.version
 		AND (NOT v.floor_zero OR b.posted - b.pending_debits + v.posted - v.debits >= 0)
-		RETURNING b.account_id`, args: args}
+		RETURNING %s`
+	const cols = `platform_id, env, account_id, version, n, posted, debits, credits, at, floor_zero`
+	if engine != Postgres {
+		// SQLite names a VALUES list's columns only as a common table
+		// expression's (a PostgreSQL batch sends this statement as one),
+		// and its RETURNING sees the updated table alone, unqualified.
+		return statement{sql: `WITH v (` + cols + `) AS (VALUES ` + values + `) ` + fmt.Sprintf(update, "v", "account_id"),
+			args: args}
+	}
+	return statement{sql: fmt.Sprintf(update, `(VALUES `+values+`) AS v (`+cols+`)`, "b.account_id"), args: args}
 }
 
 // addTo adds d to *sum, reporting false (and changing nothing) on an

@@ -12,7 +12,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
-// Inside a batch of several on PostgreSQL a fn's ledger write is queued and
+// Inside a batch of several a fn's ledger write is queued and
 // the batch writes all of them at its commit, each balance row once with
 // the sum of its changes (at_commit.go). One batch, fns in order: two
 // queued transfers; a fn that reads the payer's balance (the read must
@@ -20,7 +20,8 @@ import (
 // that write and the queue must be queued again; a transfer of exactly what
 // is left (refused if the queue were written twice or lost); one refused
 // for want of funds. Then the books must agree: balances, postings,
-// statement buckets. SQLite writes at once and must answer the same.
+// statement buckets. Both engines queue (SQLite from the rows its batch
+// read when it began).
 func TestAtCommit_LedgerWritesQueuedAndSummed(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCommitterLedger(t, db)
@@ -85,14 +86,13 @@ func TestAtCommit_BatchOfOneQueuesAloneWritesAtOnce(t *testing.T) {
 }
 
 // queuedPay returns fns that pay amount from a to b and check that the
-// ledger write was queued for the commit, or not (SQLite queues none).
+// ledger write was queued for the commit, or not.
 func queuedPay(t *testing.T, db *store.DB, c *committerLedger, a, b string) func(amount int64, queued bool) func(*store.Tx) error {
-	pg := db.Engine() == store.Postgres
 	return func(amount int64, queued bool) func(*store.Tx) error {
 		return func(tx *store.Tx) error {
 			_, err := c.l.Apply(context.Background(), tx, c.t, []ledger.TransferSpec{{Postings: move(a, b, amount)}})
-			if n, _ := tx.QueuedDeltasForTest(); err == nil && (n == 1) != (queued && pg) {
-				t.Errorf("paying %d queued %d ledger writes, want queued %v", amount, n, queued && pg)
+			if n, _ := tx.QueuedDeltasForTest(); err == nil && (n == 1) != queued {
+				t.Errorf("paying %d queued %d ledger writes, want queued %v", amount, n, queued)
 			}
 			return err
 		}
@@ -105,9 +105,6 @@ func queuedPay(t *testing.T, db *store.DB, c *committerLedger, a, b string) func
 // stands meanwhile.
 func TestAtCommit_ChangedRowFailsTheBatch(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		if db.Engine() != store.Postgres {
-			t.Skip("SQLite queues no ledger write")
-		}
 		c := newCommitterLedger(t, db)
 		accts := c.accounts(t, 2, 1000)
 		a, b := accts[0].ID, accts[1].ID

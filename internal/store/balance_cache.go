@@ -2,15 +2,16 @@ package store
 
 import "strings"
 
-// balanceCache holds, for one batch of the batching committer on
-// PostgreSQL, the balance rows the batch locked when it began
+// balanceCache holds, for one batch of the batching committer, the balance
+// rows the batch locked (PostgreSQL) or read (SQLite) when it began
 // (lockDeclared), kept equal to what the transaction holds as its fns move
 // them. A fn's LockLedgerAccounts then answers from it instead of locking
 // and reading the same rows again: one statement fewer per transfer of a
 // batch.
 //
-// It stays exact because the rows are the batch's (locked FOR UPDATE before
-// any fn ran; a savepoint rollback keeps locks taken before the savepoint),
+// It stays exact because the rows are the batch's (on PostgreSQL locked FOR
+// UPDATE before any fn ran, and a savepoint rollback keeps locks taken
+// before the savepoint; on SQLite the one writer's since BEGIN),
 // and every change to them in the transaction either goes through
 // WriteLedger, which applies its own deltas here, or empties the cache: any
 // statement naming ledger_balances that is not a plain SELECT (noteStatement),

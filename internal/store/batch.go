@@ -321,8 +321,8 @@ type batchRun struct {
 	single bool
 	alone  bool // the request runs alone after a failed commit: no queued writes
 	open   bool // a fn's savepoint is open, not released yet
-	// balances are the rows lockDeclared locked, as the fns leave them
-	// (balance_cache.go); nil when it locked none. volumes are the
+	// balances are the rows lockDeclared locked or read, as the fns leave
+	// them (balance_cache.go); nil for a request running alone. volumes are the
 	// daily-volume rows the batch locked when it began or added to
 	// (volumes.go); nil for a request running alone and on SQLite.
 	balances *balanceCache

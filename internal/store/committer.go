@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 )
 
 // The batching committer's lock order. A batch (InBatchTx) holds every row
@@ -74,7 +75,8 @@ func declaredVolumes(ctx context.Context) []declaredVolume {
 // declared, in account-id order, and then the daily-volume shard rows their
 // declared adds go to (declaredShards), in one statement, and returns them
 // as the batch's balance and volume caches (balance_cache.go, volumes.go).
-// SQLite has one writer and needs no lock.
+// SQLite has one writer, which holds the database from the batch's BEGIN:
+// there the declared balance rows are read, not locked (readDeclared).
 //
 // A request running alone after a failed commit (alone) takes none: its
 // fn's own LockLedgerAccounts takes the rows in the same order, and it
@@ -86,8 +88,12 @@ func declaredVolumes(ctx context.Context) []declaredVolume {
 // BEGIN's round trip (batchTx).
 func (q Q) lockDeclared(ctx context.Context, bt *batchTx, batch []*batchReq, alone bool) (*balanceCache, *volumeCache,
 	error) {
-	if q.engine != Postgres || alone {
+	if alone {
 		return nil, nil, bt.begin(ctx, nil)
+	}
+	if q.engine != Postgres {
+		balances, err := q.readDeclared(ctx, bt, declaredRows(batch))
+		return balances, nil, err
 	}
 	rows, shards := declaredRows(batch), q.declaredShards(batch)
 	balances, volumes := newBalanceCache(), newVolumeCache()
@@ -100,6 +106,46 @@ func (q Q) lockDeclared(ctx context.Context, bt *batchTx, batch []*batchReq, alo
 	}
 	return balances, volumes, nil
 }
+
+// readDeclared is lockDeclared on SQLite: it begins bt's transaction, which
+// takes the one writer's lock, and reads rows, with their accounts, into
+// the batch's balance cache, so that its fns decide their transfers from
+// it and queue their ledger writes for the commit as on PostgreSQL. It
+// caches no daily-volume shard: each add is decided as it is made.
+func (q Q) readDeclared(ctx context.Context, bt *batchTx, rows []declaredRow) (*balanceCache, error) {
+	if err := bt.begin(ctx, nil); err != nil {
+		return nil, err
+	}
+	balances := newBalanceCache()
+	if len(rows) == 0 {
+		return balances, nil
+	}
+	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(rows)), ", ")
+	args := make([]any, 0, 3*len(rows))
+	for _, r := range rows {
+		args = append(args, r.platformID, r.env, r.id)
+	}
+	res, err := q.query(ctx, `WITH k (platform_id, env, id) AS (VALUES `+values+`)
+		SELECT FALSE, `+declaredBalanceCols+`
+		FROM k JOIN ledger_accounts a ON a.platform_id = k.platform_id AND a.env = k.env AND a.id = k.id
+		JOIN ledger_balances b ON b.platform_id = k.platform_id AND b.env = k.env AND b.account_id = k.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	scan := declaredScan(nil, balances, nil)
+	defer res.Close()
+	for res.Next() {
+		if err := scan(res); err != nil {
+			return nil, classify(err)
+		}
+	}
+	return balances, classify(res.Err())
+}
+
+// declaredBalanceCols are the columns of a declared balance row, with its
+// account's, as declaredScan reads them after the shard flag.
+const declaredBalanceCols = `b.platform_id, b.env, a.id, a.currency, a.kind, a.hot, b.posted,
+		b.pending_debits, b.pending_credits, b.floor_zero, b.version, b.updated_at, b.closed`
 
 // shardLock is a daily-volume shard row a batch locks when it begins: the
 // row its fns' declared adds go to, with their sum and the shares.
@@ -201,7 +247,13 @@ func (q Q) lockDeclaredRows(rows []declaredRow, shards []shardLock, balances *ba
 		platforms[i], envs[i], ids[i] = r.platformID, r.env, r.id
 	}
 	args := append([]any{platforms, envs, ids}, shardArrays(shards)...)
-	return pipelined{sql: q.rebind(lockDeclaredQuery), args: args, scan: func(r rowScanner) error {
+	return pipelined{sql: q.rebind(lockDeclaredQuery), args: args, scan: declaredScan(shards, balances, volumes)}
+}
+
+// declaredScan puts a row of lockDeclaredQuery (or readDeclared's) in
+// balances, or, a shard row, in volumes.
+func declaredScan(shards []shardLock, balances *balanceCache, volumes *volumeCache) func(rowScanner) error {
+	return func(r rowScanner) error {
 		var shard bool
 		var t Tenant
 		var a LockedLedgerAccount
@@ -224,13 +276,12 @@ func (q Q) lockDeclaredRows(rows []declaredRow, shards []shardLock, balances *ba
 		a.Balance = &b
 		balances.put(t, a)
 		return nil
-	}}
+	}
 }
 
 // lockDeclaredQuery is lockDeclaredRows' statement: the balance rows (bl),
 // then the shard rows (vl), as rows of one shape.
-const lockDeclaredQuery = `WITH bl AS (SELECT b.platform_id, b.env, a.id, a.currency, a.kind, a.hot, b.posted,
-		b.pending_debits, b.pending_credits, b.floor_zero, b.version, b.updated_at, b.closed
+const lockDeclaredQuery = `WITH bl AS (SELECT ` + declaredBalanceCols + `
 		FROM unnest(CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[])) AS k (platform_id, env, id)
 		JOIN ledger_accounts a ON a.platform_id = k.platform_id AND a.env = k.env AND a.id = k.id
 		JOIN ledger_balances b ON b.platform_id = k.platform_id AND b.env = k.env AND b.account_id = k.id

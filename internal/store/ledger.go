@@ -207,16 +207,16 @@ func (q Q) lockBalancesPG(ctx context.Context, t Tenant, ids []string, out map[s
 // uses, so writers never deadlock on balance rows). SQLite, with its single
 // writer, needs no lock.
 func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[string]LockedLedgerAccount, error) {
+	// Inside a batch that locked (PostgreSQL) or read (SQLite) them all
+	// when it began, no statement: they are in its cache.
+	ids = ledgerDedupe(ids)
+	if cached, ok := q.balances().get(t, ids); ok {
+		return cached, nil
+	}
 	out := make(map[string]LockedLedgerAccount, len(ids))
 	if q.engine == Postgres {
 		// The accounts with a balance row, locked in account order, in one
-		// query; then those without one (hot accounts), if any. Inside a
-		// batch that locked them all when it began, none: they are in its
-		// cache.
-		ids = ledgerDedupe(ids)
-		if cached, ok := q.balances().get(t, ids); ok {
-			return cached, nil
-		}
+		// query; then those without one (hot accounts), if any.
 		if err := q.lockBalancesPG(ctx, t, ids, out); err != nil {
 			return nil, err
 		}
@@ -238,7 +238,7 @@ func (q Q) LockLedgerAccounts(ctx context.Context, t Tenant, ids []string) (map[
 		}
 		return out, nil
 	}
-	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
+	err := q.eachInChunks(ctx, ids, func(in string) (string, []any) {
 		return `SELECT a.id, a.currency, a.kind, a.hot, b.posted, b.pending_debits, b.pending_credits, b.version,
 			COALESCE(b.closed, FALSE) FROM ledger_accounts a LEFT JOIN ledger_balances b ON b.account_id = a.id
 			WHERE a.platform_id = ? AND a.env = ? AND a.id IN (` + in + `)`, []any{t.PlatformID, t.Env}
@@ -343,7 +343,7 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 		sums[i] = &balanceSum{key: balanceKey{t, c.AccountID}, version: c.Version, n: 1, posted: c.Posted,
 			debits: c.PendingDebits, credits: c.PendingCredits, floor: c.FloorZero, at: toMicros(at)}
 	}
-	update := balanceSumUpdate(sums)
+	update := balanceSumUpdate(q.engine, sums)
 	query, all := combine(append(inserts, update))
 	cache := q.balances()
 	failed, err = q.writeLedgerPG(ctx, query, all, changes)

@@ -261,11 +261,11 @@ const maxCombinedArgs = 60_000
 // rows (the outbox and the counters at commit). On PostgreSQL they go in as
 // one statement, each a data-modifying WITH query of it, so they cost one
 // round trip; SQLite runs in-process and takes them one by one. A statement
-// with a want (PostgreSQL's summed updates, at_commit.go) must return that
-// many rows: its group ends with a SELECT that fails when the returned rows
-// are fewer (paymentsd_expect_rows, groupStatement), and rowsMissed reads
-// that failure as errQueuedDeltaMissed. With holdLast the last group is not
-// sent but kept in held.
+// with a want (the summed updates, at_commit.go) must return that many
+// rows: on PostgreSQL its group ends with a SELECT that fails when the
+// returned rows are fewer (paymentsd_expect_rows, groupStatement), and
+// rowsMissed reads that failure as errQueuedDeltaMissed; SQLite counts them
+// (execWanting). With holdLast the last group is not sent but kept in held.
 func (q Q) execAll(ctx context.Context, stmts []statement) error {
 	for len(stmts) > 0 {
 		n, params := 1, len(stmts[0].args)
@@ -274,6 +274,13 @@ func (q Q) execAll(ctx context.Context, stmts []statement) error {
 				params += len(stmts[n].args)
 				n++
 			}
+		}
+		if q.engine != Postgres && stmts[0].want > 0 {
+			if err := q.execWanting(ctx, stmts[0]); err != nil {
+				return err
+			}
+			stmts = stmts[1:]
+			continue
 		}
 		query, args := groupStatement(stmts[:n])
 		if n == len(stmts) && q.outbox != nil && q.outbox.holdLast {
@@ -284,6 +291,29 @@ func (q Q) execAll(ctx context.Context, stmts []statement) error {
 			return rowsMissed(err)
 		}
 		stmts = stmts[n:]
+	}
+	return nil
+}
+
+// execWanting runs st, whose RETURNING rows must number st.want, on
+// SQLite (PostgreSQL checks inside the statement, groupStatement): in the
+// batch's transaction, so a shortfall (errQueuedDeltaMissed) keeps the
+// batch from committing.
+func (q Q) execWanting(ctx context.Context, st statement) error {
+	rows, err := q.query(ctx, st.sql, st.args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	got := 0
+	for rows.Next() {
+		got++
+	}
+	if err := rows.Err(); err != nil {
+		return classify(err)
+	}
+	if got != st.want {
+		return fmt.Errorf("%w: %d of %d rows changed", errQueuedDeltaMissed, got, st.want)
 	}
 	return nil
 }
