@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -225,6 +226,39 @@ func TestAttempts_PurgeRemovesBoth(t *testing.T) {
 			}
 			if _, err := db.Read().GetDelivery(ctx, e.Tenant, e.ID, false); err == nil {
 				t.Fatal("delivery kept")
+			}
+		}
+	})
+}
+
+// Retention finds old events by their ids (a range of the primary key) and
+// checks created_at too: an event goes only when both say it is older than
+// the cutoff.
+func TestPurgeEvents_ByIdAndAge(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		longAgo := time.Now().Add(-40 * 24 * time.Hour).UTC().Truncate(time.Microsecond)
+		made := func(i int, eventID string, createdAt time.Time) store.Event {
+			e := queued(i)
+			e.ID, e.CreatedAt = eventID, createdAt
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.QueueEvent(e) }); err != nil {
+				t.Fatal(err)
+			}
+			attemptOnce(t, db, e, fmt.Sprint("w", i), attemptOf(e, 1), store.DeliveryDelivered)
+			return e
+		}
+		old := made(1, id.Floor(id.Event, longAgo), longAgo)
+		newID := made(2, id.New(id.Event), longAgo)                                            // its id is not old
+		newRow := made(3, id.Floor(id.Event, longAgo.Add(time.Millisecond)), time.Now().UTC()) // its row is not
+		n, err := db.PurgeEvents(ctx, time.Now().Add(-30*24*time.Hour), 100)
+		if err != nil || n != 1 {
+			t.Fatalf("purged %d events (%v), want 1", n, err)
+		}
+		if _, err := db.Read().GetEvent(ctx, old.Tenant, old.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the old event: %v, want it purged", err)
+		}
+		for _, e := range []store.Event{newID, newRow} {
+			if _, err := db.Read().GetEvent(ctx, e.Tenant, e.ID); err != nil {
+				t.Fatalf("event %s: %v, want it kept", e.ID, err)
 			}
 		}
 	})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/paymentsd/paymentsd/internal/id"
 )
 
 // Delivery states. PENDING rows are the queue; the others are final until a
@@ -812,12 +814,16 @@ func (q Q) GetEventWithDelivery(ctx context.Context, t Tenant, eventID string) (
 // deliveries (which hold their last attempts) and their rows of
 // webhook_attempts, and reports how many events went. Events whose
 // delivery is still PENDING are kept until it ends.
+//
+// The old events are a range of the primary key (UUIDv7 ids sort by their
+// creation time, id.Floor; migration 0063); created_at is checked too, so
+// an id whose clock ran ahead of the store's never goes early.
 func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int64, error) {
 	var n int64
 	err := db.InTx(ctx, func(tx *Tx) error {
-		rows, err := tx.query(ctx, `SELECT e.id FROM events e WHERE e.created_at < ? AND NOT EXISTS
+		rows, err := tx.query(ctx, `SELECT e.id FROM events e WHERE e.id < ? AND e.created_at < ? AND NOT EXISTS
 			(SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state = 'PENDING')
-			ORDER BY e.created_at LIMIT ?`, toMicros(cutoff), batch)
+			ORDER BY e.id LIMIT ?`, id.Floor(id.Event, cutoff), toMicros(cutoff), batch)
 		if err != nil {
 			return err
 		}
