@@ -143,7 +143,8 @@ func parseServe(args []string, stderr io.Writer) (settings, error) {
 	fs.StringVar(&s.pprofAddr, "pprof-addr", env("PAYMENTS_PPROF_ADDR", ""),
 		"serve Go's /debug/pprof/ profiles on this address, e.g. 127.0.0.1:6060; off when empty ($PAYMENTS_PPROF_ADDR)")
 	fs.IntVar(&s.pgGroupCommit, "pg-group-commit", int(envInt("PAYMENTS_PG_GROUP_COMMIT", 0)),
-		"PostgreSQL only: how many batches of the batching committer run at once (0: the default, 2; "+
+		"PostgreSQL only: how many batches of the batching committer run at once (0: the default, "+
+			strconv.Itoa(store.DefaultBatchWorkers)+"; "+
 			"negative: none, a transaction per transfer; docs/architecture.md) ($PAYMENTS_PG_GROUP_COMMIT)")
 	fs.Int64Var(&s.volumeLimit, "daily-volume-limit", envInt("PAYMENTS_DAILY_VOLUME_LIMIT", quotes.DefaultDailyVolumeLimit),
 		"daily volume limit of a tenant without its own (paymentsd limits set), in US cents of executed sending amounts per UTC day ($PAYMENTS_DAILY_VOLUME_LIMIT)")

@@ -111,11 +111,15 @@ func (db *DB) InBatchTx(ctx context.Context, fn func(*Tx) error) error {
 }
 
 // DefaultBatchWorkers is how many batches run at once on PostgreSQL when
-// Options.BatchWorkers is 0: while one waits for its commit's flush another
-// runs. On the two-core benchmark machine 2 made batches of 4.0 transfers
-// and 4 of 2.6, with fewer transfers/s (docs/benchmarks.md, "Eighth
-// session").
-const DefaultBatchWorkers = 2
+// Options.BatchWorkers is 0. A batch is two round trips (batch_tx.go), and
+// while one worker waits on them the requests gather for its next batch:
+// on the two-core benchmark machine one worker made batches of 4.0
+// transfers at c=8 and 32 at c=64, where two made 2.2 and 21, and one
+// spent 10% less machine CPU per transfer at c=8 (2% fewer transfers/s,
+// a lower p99) and gave 5-12% more transfers/s at c=64 (docs/benchmarks.md,
+// "Nineteenth session"; the eighth, with a round trip per statement, had
+// found two better).
+const DefaultBatchWorkers = 1
 
 // batcher starts the group-commit workers on first use: SQLite has one
 // writer, so one; PostgreSQL gets Options.BatchWorkers (DefaultBatchWorkers
