@@ -62,8 +62,13 @@ type EngineSummary struct {
 	SameWork      string `json:"sameWorkBaseline,omitempty"`
 	SameWorkTPS   Spread `json:"sameWorkTps"`
 	SameWorkRatio Spread `json:"oursOverSameWork"`
-	MaxPending    int64  `json:"maxWebhooksPendingAtLoadEnd"`
-	FailedRounds  int    `json:"roundsWithAFailedCheck"`
+	// Committer: the group committer's saturation, its busy time per
+	// transfer and the requests per commit, when the rounds read them.
+	CommitterBusy     Spread `json:"committerBusy"`
+	CommitterBusyMs   Spread `json:"committerBusyMsPerTransfer"`
+	RequestsPerCommit Spread `json:"requestsPerCommit"`
+	MaxPending        int64  `json:"maxWebhooksPendingAtLoadEnd"`
+	FailedRounds      int    `json:"roundsWithAFailedCheck"`
 }
 
 // summarise groups reports by engine and concurrency, in the order they
@@ -86,9 +91,13 @@ func summarise(reports []Report) []EngineSummary {
 	for _, g := range order {
 		rs := byGroup[g]
 		s := EngineSummary{Engine: g.engine, Concurrency: g.c, Rounds: len(rs)}
-		var tps, base, ratio, p50, p99, cpu, baseCPU, hooks, swTPS, swRatio []float64
+		var tps, base, ratio, p50, p99, cpu, baseCPU, hooks, swTPS, swRatio, busy, busyMs, perCommit []float64
 		for _, r := range rs {
 			tps, p50, p99 = append(tps, r.Throughput), append(p50, r.Latency.P50), append(p99, r.Latency.P99)
+			if c := r.Committer; c != nil {
+				busy, busyMs = append(busy, c.Busy), append(busyMs, c.BusyMsPerTransfer)
+				perCommit = append(perCommit, c.RequestsPerCommit)
+			}
 			if r.CPU != nil {
 				cpu = append(cpu, r.CPU.MachineMs)
 			}
@@ -122,6 +131,7 @@ func summarise(reports []Report) []EngineSummary {
 		s.P50, s.P99, s.CPUMs, s.BaselineCPUMs = spreadOf(p50), spreadOf(p99), spreadOf(cpu), spreadOf(baseCPU)
 		s.WebhooksPerXfer = spreadOf(hooks)
 		s.SameWorkTPS, s.SameWorkRatio = spreadOf(swTPS), spreadOf(swRatio)
+		s.CommitterBusy, s.CommitterBusyMs, s.RequestsPerCommit = spreadOf(busy), spreadOf(busyMs), spreadOf(perCommit)
 		out = append(out, s)
 	}
 	return out
@@ -150,6 +160,10 @@ func writeSummary(w io.Writer, ss []EngineSummary) {
 				fmt.Fprintf(w, " (baseline %s per transaction)", s.BaselineCPUMs)
 			}
 			fmt.Fprintln(w)
+		}
+		if s.CommitterBusy.Max > 0 {
+			fmt.Fprintf(w, "  group committer        busy %s of the load, %s ms per transfer, %s requests per commit\n",
+				s.CommitterBusy, s.CommitterBusyMs, s.RequestsPerCommit)
 		}
 		fmt.Fprintf(w, "  webhooks per transfer  %s during the load; at most %d pending at a load's end\n",
 			s.WebhooksPerXfer, s.MaxPending)

@@ -34,7 +34,8 @@ func TestSpreadOf(t *testing.T) {
 func round(engine string, tps, baseTPS, p99 float64, pass bool) Report {
 	r := Report{Engine: engine, Throughput: tps, Acked: int64(tps * 10), Latency: Latency{P50: p99 / 2, P99: p99},
 		WebhooksReceived: int64(tps * 40), CPU: &CPUPerTransfer{MachineMs: 2000 / tps},
-		Checks: []CheckResult{{Name: "db: money", Pass: pass}}}
+		Committer: &Committer{Busy: tps / 400, BusyMsPerTransfer: 1000 / tps, RequestsPerCommit: tps / 100},
+		Checks:    []CheckResult{{Name: "db: money", Pass: pass}}}
 	if baseTPS > 0 {
 		r.Compare = []Comparison{{Name: "pgbench tpcb-like", TPS: baseTPS, Ratio: tps / baseTPS, MachineMs: 0.8}}
 	}
@@ -95,7 +96,8 @@ func TestSummaryMain(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("code %d, err %v\n%s", code, err, out.String())
 	}
-	for _, want := range []string{"engine postgres: 2 rounds", "ours / baseline        0.13 [0.10–0.16]", "every check PASS"} {
+	for _, want := range []string{"engine postgres: 2 rounds", "ours / baseline        0.13 [0.10–0.16]", "every check PASS",
+		"group committer        busy 0.65 [0.50–0.80] of the load, 4.06 [3.12–5.00] ms per transfer, 2.60 [2.00–3.20] requests per commit"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
