@@ -231,9 +231,10 @@ func balanceSumUpdate(engine Engine, rows []*balanceSum) statement {
 		RETURNING %s`
 	const cols = `platform_id, env, account_id, version, n, posted, debits, credits, at, floor_zero`
 	if engine != Postgres {
-		// SQLite names a VALUES list's columns only as a common table
-		// expression's (a PostgreSQL batch sends this statement as one),
-		// and its RETURNING sees the updated table alone, unqualified.
+		// SQLite names a VALUES list's columns only in a common table
+		// expression, and its RETURNING sees the updated table alone,
+		// unqualified. (PostgreSQL keeps the derived table: its batch sends
+		// this statement as one WITH query of a combined statement.)
 		return statement{sql: `WITH v (` + cols + `) AS (VALUES ` + values + `) ` + fmt.Sprintf(update, "v", "account_id"),
 			args: args}
 	}
