@@ -76,7 +76,7 @@ func declaredVolumes(ctx context.Context) []declaredVolume {
 // declared adds go to (declaredShards), in one statement, and returns them
 // as the batch's balance and volume caches (balance_cache.go, volumes.go).
 // SQLite has one writer, which holds the database from the batch's BEGIN:
-// there the declared balance rows are read, not locked (readDeclared).
+// there the declared balance rows are read, not locked (readDeclaredRows).
 //
 // A request running alone after a failed commit (alone) takes none: its
 // fn's own LockLedgerAccounts takes the rows in the same order, and it
@@ -91,55 +91,41 @@ func (q Q) lockDeclared(ctx context.Context, bt *batchTx, batch []*batchReq, alo
 	if alone {
 		return nil, nil, bt.begin(ctx, nil)
 	}
-	if q.engine != Postgres {
-		balances, err := q.readDeclared(ctx, bt, declaredRows(batch))
-		return balances, nil, err
+	rows, balances := declaredRows(batch), newBalanceCache()
+	var shards []shardLock
+	var volumes *volumeCache // SQLite caches no shard: each add is decided as it is made
+	if q.engine == Postgres {
+		shards, volumes = q.declaredShards(batch), newVolumeCache()
 	}
-	rows, shards := declaredRows(batch), q.declaredShards(batch)
-	balances, volumes := newBalanceCache(), newVolumeCache()
 	if len(rows) == 0 && len(shards) == 0 {
 		return balances, volumes, bt.begin(ctx, nil)
 	}
-	lock := q.lockDeclaredRows(rows, shards, balances, volumes)
-	if err := bt.begin(ctx, &lock); err != nil {
+	var first pipelined
+	if q.engine == Postgres {
+		first = q.lockDeclaredRows(rows, shards, balances, volumes)
+	} else {
+		first = readDeclaredRows(rows, balances)
+	}
+	if err := bt.begin(ctx, &first); err != nil {
 		return nil, nil, err
 	}
 	return balances, volumes, nil
 }
 
-// readDeclared is lockDeclared on SQLite: it begins bt's transaction, which
-// takes the one writer's lock, and reads rows, with their accounts, into
-// the batch's balance cache, so that its fns decide their transfers from
-// it and queue their ledger writes for the commit as on PostgreSQL. It
-// caches no daily-volume shard: each add is decided as it is made.
-func (q Q) readDeclared(ctx context.Context, bt *batchTx, rows []declaredRow) (*balanceCache, error) {
-	if err := bt.begin(ctx, nil); err != nil {
-		return nil, err
-	}
-	balances := newBalanceCache()
-	if len(rows) == 0 {
-		return balances, nil
-	}
+// readDeclaredRows is lockDeclaredRows on SQLite, whose one writer holds the
+// database from the batch's BEGIN: the statement reads rows, with their
+// accounts, into balances without locking them.
+func readDeclaredRows(rows []declaredRow, balances *balanceCache) pipelined {
 	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(rows)), ", ")
 	args := make([]any, 0, 3*len(rows))
 	for _, r := range rows {
 		args = append(args, r.platformID, r.env, r.id)
 	}
-	res, err := q.query(ctx, `WITH k (platform_id, env, id) AS (VALUES `+values+`)
-		SELECT FALSE, `+declaredBalanceCols+`
+	return pipelined{sql: `WITH k (platform_id, env, id) AS (VALUES ` + values + `)
+		SELECT FALSE, ` + declaredBalanceCols + `
 		FROM k JOIN ledger_accounts a ON a.platform_id = k.platform_id AND a.env = k.env AND a.id = k.id
-		JOIN ledger_balances b ON b.platform_id = k.platform_id AND b.env = k.env AND b.account_id = k.id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	scan := declaredScan(nil, balances, nil)
-	defer res.Close()
-	for res.Next() {
-		if err := scan(res); err != nil {
-			return nil, classify(err)
-		}
-	}
-	return balances, classify(res.Err())
+		JOIN ledger_balances b ON b.platform_id = k.platform_id AND b.env = k.env AND b.account_id = k.id`,
+		args: args, scan: declaredScan(nil, balances, nil)}
 }
 
 // declaredBalanceCols are the columns of a declared balance row, with its
@@ -250,7 +236,7 @@ func (q Q) lockDeclaredRows(rows []declaredRow, shards []shardLock, balances *ba
 	return pipelined{sql: q.rebind(lockDeclaredQuery), args: args, scan: declaredScan(shards, balances, volumes)}
 }
 
-// declaredScan puts a row of lockDeclaredQuery (or readDeclared's) in
+// declaredScan puts a row of lockDeclaredQuery (or readDeclaredRows') in
 // balances, or, a shard row, in volumes.
 func declaredScan(shards []shardLock, balances *balanceCache, volumes *volumeCache) func(rowScanner) error {
 	return func(r rowScanner) error {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -304,13 +305,9 @@ func (q Q) execWanting(ctx context.Context, st statement) error {
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	got := 0
-	for rows.Next() {
-		got++
-	}
-	if err := rows.Err(); err != nil {
-		return classify(err)
+	if err := ledgerEachRow(rows, func(*sql.Rows) error { got++; return nil }); err != nil {
+		return err
 	}
 	if got != st.want {
 		return fmt.Errorf("%w: %d of %d rows changed", errQueuedDeltaMissed, got, st.want)
