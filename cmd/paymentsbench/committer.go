@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -43,23 +40,13 @@ var committerSeries = map[string]func(*committerSample, float64){
 
 // parseCommitter adds the committer's series of a Prometheus text
 // exposition to s and reports whether it found the commits counter.
-func parseCommitter(r io.Reader, s *committerSample) bool {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	found := false
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		add, known := committerSeries[name]
-		if !ok || !known {
-			continue
+func parseCommitter(r io.Reader, s *committerSample) (found bool) {
+	eachSample(r, func(name string, v float64) {
+		if add, known := committerSeries[name]; known {
+			add(s, v)
+			found = found || name == "paymentsd_group_commits_total"
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
-		add(s, v)
-		found = found || name == "paymentsd_group_commits_total"
-	}
+	})
 	return found
 }
 

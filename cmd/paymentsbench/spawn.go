@@ -255,18 +255,30 @@ func metricsPeakRSS(ctx context.Context, serverURL string) func() int64 {
 
 // parseProcessRSS reads process_resident_memory_bytes from a Prometheus
 // text exposition.
-func parseProcessRSS(r io.Reader) int64 {
+func parseProcessRSS(r io.Reader) (rss int64) {
+	eachSample(r, func(name string, v float64) {
+		if name == "process_resident_memory_bytes" && rss == 0 {
+			rss = int64(v)
+		}
+	})
+	return rss
+}
+
+// eachSample calls fn with the name and value of every unlabelled sample of
+// a Prometheus text exposition (comments, labelled series and values that
+// are not numbers are skipped).
+func eachSample(r io.Reader, fn func(name string, v float64)) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err == nil {
-				return int64(f)
-			}
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			fn(name, v)
 		}
 	}
-	return 0
 }
 
 // benchKeys gives a spawned server on PostgreSQL, which does not start
