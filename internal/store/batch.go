@@ -246,6 +246,9 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	}
 	run := batchRun{db: db, x: bt.execer(), tx: tx, handed: tx.outbox.handed, counts: countDeltas{}, single: single,
 		alone: alone, balances: balances, volumes: volumes}
+	if bt.conn != nil {
+		run.pipe = bt.run
+	}
 	// failed ends the batch uncommitted: nothing of it stands, so the
 	// refused run again, and so does everyone else (alone, unless the
 	// failure is one a retry may clear).
@@ -325,6 +328,9 @@ type batchRun struct {
 	single bool
 	alone  bool // the request runs alone after a failed commit: no queued writes
 	open   bool // a fn's savepoint is open, not released yet
+	// pipe sends statements in one round trip (PostgreSQL's batchTx.run);
+	// nil on SQLite.
+	pipe func(context.Context, []pipelined) (int, error)
 	// balances are the rows lockDeclared locked or read, as the fns leave
 	// them (balance_cache.go); nil for a request running alone. volumes are the
 	// daily-volume rows the batch locked when it began or added to
@@ -355,7 +361,7 @@ type refusal struct {
 func (b *batchRun) one(ctx context.Context, r *batchReq) error {
 	tx := b.tx
 	fnHanded := &handoffs{reg: b.handed.reg}
-	sp := &fnSavepoint{engine: b.db.engine}
+	sp := &fnSavepoint{engine: b.db.engine, pipe: b.pipe}
 	if !b.single {
 		sp.pending = b.savepointStatements()
 	}
@@ -422,6 +428,33 @@ type fnSavepoint struct {
 	pending []string
 	sent    bool
 	err     error
+	pipe    func(context.Context, []pipelined) (int, error) // batchRun.pipe
+}
+
+// pipelinable reports whether the savepoint is pending and can go out in
+// one pipeline with the fn's first statement (withFirst).
+func (sp *fnSavepoint) pipelinable() bool {
+	return sp != nil && len(sp.pending) > 0 && sp.pipe != nil
+}
+
+// withFirst sends the pending savepoint statements and first, a statement
+// with arguments, in one round trip (a pipeline; PostgreSQL). When a
+// savepoint statement fails, whether the savepoint opened is not known and
+// the batch ends (sp.err); when first fails, the savepoint is open and the
+// fn's failure rolls back to it, as after a statement of its own.
+func (sp *fnSavepoint) withFirst(ctx context.Context, first pipelined) error {
+	stmts := make([]pipelined, 0, len(sp.pending)+1)
+	for _, st := range sp.pending {
+		stmts = append(stmts, pipelined{sql: st})
+	}
+	sp.pending = nil
+	failed, err := sp.pipe(ctx, append(stmts, first))
+	if failed < len(stmts) {
+		sp.err = err
+		return err
+	}
+	sp.sent = true
+	return err
 }
 
 // before opens the savepoint, if it is pending, before query is sent on x.

@@ -293,6 +293,72 @@ func TestInBatchTx_LazySavepointRollsBackOnlyTheFnsOwn(t *testing.T) {
 	})
 }
 
+// A fn whose first statement is a query with arguments (the webhook
+// finish's) sends its savepoint with it, in one round trip on PostgreSQL: the
+// query sees what earlier fns wrote, and a query that fails rolls back to
+// the fn's own savepoint, so the fns around it still commit. A failure of
+// the pipeline's savepoint statements themselves ends the batch.
+func TestInBatchTx_QueryCarriesTheSavepoint(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		first, later := newPlatform("first"), newPlatform("later")
+		var seen []string
+		insert := func(p store.Platform) func(*store.Tx) error {
+			return func(tx *store.Tx) error { return tx.InsertPlatform(ctx, p) }
+		}
+		read := func(tx *store.Tx) (err error) {
+			seen, err = tx.QueryEachForTest(ctx, "SELECT name FROM platforms WHERE id = ? OR id = ? ORDER BY name",
+				first.ID, later.ID)
+			return err
+		}
+		// A query that fails as it runs (not as it is parsed: PostgreSQL
+		// would refuse the whole pipeline, savepoint and all, and the batch
+		// would end).
+		failingQuery := "SELECT name FROM platforms WHERE id = ? AND json_extract(name, '$') IS NOT NULL"
+		if db.Engine() == store.Postgres {
+			failingQuery = "SELECT name FROM platforms WHERE id = ? AND CAST(name AS INTEGER) = 1"
+		}
+		wrote := newPlatform("undone")
+		failing := func(tx *store.Tx) error {
+			if err := tx.InsertPlatform(ctx, wrote); err != nil {
+				return err
+			}
+			_, err := tx.QueryEachForTest(ctx, failingQuery, first.ID)
+			return err
+		}
+		failsFirst := func(tx *store.Tx) error {
+			_, err := tx.QueryEachForTest(ctx, failingQuery, first.ID)
+			return err
+		}
+		errs := db.RunBatchForTest(tn, nil, insert(first), read, failsFirst, failing, insert(later))
+		if errs[0] != nil || errs[1] != nil || errs[4] != nil {
+			t.Fatalf("the fns around the failing queries: %v", errs)
+		}
+		if errs[2] == nil || errs[3] == nil {
+			t.Fatalf("the failing queries were answered %v and %v", errs[2], errs[3])
+		}
+		if len(seen) != 1 || seen[0] != "first" {
+			t.Fatalf("the query saw %q, want the earlier fn's row alone", seen)
+		}
+		for p, committed := range map[store.Platform]bool{first: true, later: true, wrote: false} {
+			if _, err := db.Read().GetPlatform(ctx, p.ID); (err == nil) != committed {
+				t.Fatalf("platform %q: %v, want committed %v", p.Name, err, committed)
+			}
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		broken := func(tx *store.Tx) error {
+			_, err := tx.QueryEachForTest(cancelled, "SELECT name FROM platforms WHERE id = ?", first.ID)
+			return err
+		}
+		for i, err := range db.RunBatchForTest(tn, nil, insert(newPlatform("a")), broken, insert(newPlatform("b"))) {
+			if !errors.Is(err, store.ErrBatchRedoForTest) {
+				t.Fatalf("fn %d after a savepoint that may not have opened: %v, want it run again", i, err)
+			}
+		}
+	})
+}
+
 // A fn whose savepoint cannot open (here: its statement's context is
 // already cancelled), or may not have (the statement that carried it
 // failed), ends the batch: every fn, that one too, runs again, none is left

@@ -100,6 +100,19 @@ func (q Q) QueryRowForTest(ctx context.Context, query string, dest ...any) error
 	return classify(q.queryRow(ctx, query).Scan(dest...))
 }
 
+// QueryEachForTest returns the one text column of each row query selects,
+// read as the webhook finish reads its rows (queryEach).
+func (q Q) QueryEachForTest(ctx context.Context, query string, args ...any) ([]string, error) {
+	var out []string
+	err := q.queryEach(ctx, query, args, func(r rowScanner) error {
+		var s string
+		err := r.Scan(&s)
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
 // QueryString returns the one text value query selects.
 func (db *DB) QueryString(ctx context.Context, query string, args ...any) (string, error) {
 	var s string

@@ -128,6 +128,22 @@ func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, err
 	return rows, classify(err)
 }
 
+// queryEach runs query and calls scan for each row it returns. As a batch
+// fn's first statement on PostgreSQL it carries the fn's savepoint in its
+// round trip (fnSavepoint.withFirst), where query would take one round trip
+// of its own after the savepoint's.
+func (q Q) queryEach(ctx context.Context, query string, args []any, scan func(rowScanner) error) error {
+	if q.outbox != nil && q.outbox.savepoint.pipelinable() && !q.outbox.queuedFor(query) {
+		q.noteStatement(query)
+		return classify(q.outbox.savepoint.withFirst(ctx, pipelined{sql: q.rebind(query), args: args, scan: scan}))
+	}
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, scan)
+}
+
 func (q Q) queryRow(ctx context.Context, query string, args ...any) row {
 	if _, _, err := q.openSavepoint(ctx, query, false); err != nil {
 		return row{err: err}

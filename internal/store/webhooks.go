@@ -567,20 +567,17 @@ func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, 
 			FROM v WHERE d.event_id = v.event_id AND d.lease_token = v.token RETURNING event_id`
 	}
 	args = append(args, toMicros(now))
-	rows, err := q.query(ctx, query, args...)
+	done := map[string]bool{}
+	err := q.queryEach(ctx, query, args, func(r rowScanner) error {
+		var id string
+		err := r.Scan(&id)
+		done[id] = true
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	done := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, classify(err)
-		}
-		done[id] = true
-	}
-	return done, classify(rows.Err())
+	return done, nil
 }
 
 // ReleaseLeases gives back the leases of claims whose attempts never
