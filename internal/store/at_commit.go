@@ -86,6 +86,8 @@ func (q Q) queueLedger(t Tenant, ts []LedgerTransfer, ps, bucketed []LedgerPosti
 // tables are the tables st writes to; nil when not known.
 func (st statement) tables() []string {
 	switch {
+	case len(st.touch) > 0:
+		return st.touch
 	case st.ledger != nil:
 		return ledgerTables
 	case st.volume != nil:
@@ -97,17 +99,19 @@ func (st statement) tables() []string {
 	return nil
 }
 
-// writeQueued writes head, then the queued writes, then tail: the ledger
-// rows first (transactions rows refer to transfers), the inserts merged per
-// shape, and the summed balance and volume updates checked (execAll).
-// The batch's caches already hold what the updates write, so the flush
-// leaves them alone.
+// writeQueued writes the queued finishes, head, then the other queued
+// writes, then tail: the ledger rows first (transactions rows refer to
+// transfers), the inserts merged per shape, and the summed balance and
+// volume updates checked (execAll). The batch's caches already hold what
+// the updates write, so the flush leaves them alone.
 func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...statement) error {
-	var plain []statement
+	var plain, scanned []statement
 	var ledger []*queuedLedger
 	var volume []*queuedVolume
 	for _, w := range writes {
 		switch {
+		case w.scan != nil:
+			scanned = append(scanned, w)
 		case w.ledger != nil:
 			ledger = append(ledger, w.ledger)
 		case w.volume != nil:
@@ -116,7 +120,10 @@ func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...st
 			plain = append(plain, w)
 		}
 	}
-	stmts := append(slices.Clip(head), ledgerInsertsOf(ledger)...)
+	// Queued finishes (statements with a scan, each sent on its own) go
+	// first, so the rest stay one statement: they update older rows than
+	// the others insert.
+	stmts := append(append(scanned, head...), ledgerInsertsOf(ledger)...)
 	stmts = append(append(stmts, mergeInserts(plain)...), tail...)
 	updates, err := ledgerDeltaUpdates(q.engine, ledger)
 	if err == nil {

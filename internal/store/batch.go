@@ -286,8 +286,8 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 		}
 		return redo
 	}
-	// The last group of the commit's writes is held (PostgreSQL) and sent
-	// with the COMMIT (batchTx.commit).
+	// The commit's writes are held (PostgreSQL) and sent with the COMMIT
+	// (batchTx.commit).
 	tx.counts, tx.outbox = run.counts, &outbox{events: run.events, writes: run.writes.pending, handed: run.handed,
 		holdLast: bt.conn != nil}
 	if err := tx.flushAtCommit(ctx); err != nil {
@@ -301,7 +301,7 @@ func (db *DB) runBatch(b *batcher, batch []*batchReq) (redo []*batchReq) {
 	err = bt.commit(ctx, tx.outbox.held)
 	db.forgetChanged(tx.staleSettings)
 	if err != nil {
-		return failed(ledgerConflict(rowsMissed(err))) // the held group's error as writeQueued's
+		return failed(ledgerConflict(rowsMissed(err))) // the held writes' error as writeQueued's
 	}
 	run.handed.settle(true)
 	b.commits.Add(1)

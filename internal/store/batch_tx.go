@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -29,11 +30,13 @@ type batchTx struct {
 }
 
 // pipelined is one statement of a pipeline, its placeholders already
-// PostgreSQL's; scan, when set, reads each row it returns.
+// PostgreSQL's; scan, when set, reads each row it returns, and reset, when
+// set, runs before its rows are read.
 type pipelined struct {
-	sql  string
-	args []any
-	scan func(rowScanner) error
+	sql   string
+	args  []any
+	scan  func(rowScanner) error
+	reset func()
 }
 
 // rowScanner is a result row of database/sql or of pgx.
@@ -79,11 +82,8 @@ func (bt *batchTx) begin(ctx context.Context, first *pipelined) error {
 
 // commit sends last (if any) and COMMIT, on PostgreSQL in one round trip.
 // An error of last is its own (classified); the commit's is wrapped.
-func (bt *batchTx) commit(ctx context.Context, last *pipelined) error {
-	var stmts []pipelined
-	if last != nil {
-		stmts = append(stmts, *last)
-	}
+func (bt *batchTx) commit(ctx context.Context, last []pipelined) error {
+	stmts := slices.Clip(last)
 	if bt.sqlTx != nil {
 		if _, err := bt.run(ctx, stmts); err != nil {
 			return err
@@ -176,6 +176,9 @@ func (bt *batchTx) run(ctx context.Context, stmts []pipelined) (int, error) {
 
 // runOne runs s on x (SQLite's transaction).
 func runOne(ctx context.Context, x execer, s pipelined) error {
+	if s.reset != nil {
+		s.reset()
+	}
 	if s.scan == nil {
 		_, err := x.ExecContext(ctx, s.sql, s.args...)
 		return classify(err)
@@ -189,6 +192,9 @@ func runOne(ctx context.Context, x execer, s pipelined) error {
 
 // readPipelined reads s's result from a pipeline.
 func readPipelined(res pgx.BatchResults, s pipelined) error {
+	if s.reset != nil {
+		s.reset()
+	}
 	if s.scan == nil {
 		_, err := res.Exec()
 		return err

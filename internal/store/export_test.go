@@ -160,7 +160,11 @@ func (db *DB) PipelineForTest(ctx context.Context, first, last string) (beginErr
 		bt.rollback()
 		return err, nil
 	}
-	if err := bt.commit(ctx, stmt(last)); err != nil {
+	var held []pipelined
+	if p := stmt(last); p != nil {
+		held = append(held, *p)
+	}
+	if err := bt.commit(ctx, held); err != nil {
 		bt.rollback()
 		return nil, rowsMissed(err)
 	}

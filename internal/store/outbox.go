@@ -46,11 +46,11 @@ type outbox struct {
 	// savepoint, for a fn of a batch, opens the fn's savepoint before its
 	// first statement (batch.go).
 	savepoint *fnSavepoint
-	// holdLast, for a PostgreSQL batch's commit, keeps the last group of
-	// execAll's writes back, in held, for the batch to send with its
-	// COMMIT (batch_tx.go).
+	// holdLast, for a PostgreSQL batch's commit, keeps execAll's writes
+	// back, in held, for the batch to send with its COMMIT in one round trip
+	// (batch_tx.go).
 	holdLast bool
-	held     *pipelined
+	held     []pipelined
 }
 
 // batchWrites are the queued writes of a batch's fns. made are those a
@@ -150,6 +150,8 @@ var referencing = map[string][]string{
 	"ledger_posting_buckets": nil,
 	"ledger_balances":        nil,
 	"daily_volumes":          nil,
+	"webhook_deliveries":     nil,
+	"webhook_attempts":       nil,
 }
 
 // touches reports whether query may touch a table the queued write st goes
@@ -252,6 +254,14 @@ type statement struct {
 	want   int
 	ledger *queuedLedger
 	volume *queuedVolume
+	// scan, when set, reads each row the statement returns (a queued
+	// webhook finish's answers), which it sends on its own, never combined
+	// with others; reset, when set, runs before each time it is sent (a
+	// rollback to a savepoint may make it run again); touch names the tables
+	// it may touch (tables).
+	scan  func(rowScanner) error
+	reset func()
+	touch []string
 }
 
 // maxCombinedArgs keeps a combined statement under PostgreSQL's 65535
@@ -266,12 +276,20 @@ const maxCombinedArgs = 60_000
 // rows: on PostgreSQL its group ends with a SELECT that fails when the
 // returned rows are fewer (paymentsd_expect_rows, groupStatement), and
 // rowsMissed reads that failure as errQueuedDeltaMissed; SQLite counts them
-// (execWanting). With holdLast the last group is not sent but kept in held.
+// (execWanting). A statement with a scan (a queued finish) goes on its own.
+// With holdLast nothing is sent: the statements are kept in held.
 func (q Q) execAll(ctx context.Context, stmts []statement) error {
 	for len(stmts) > 0 {
+		if st := stmts[0]; st.scan != nil {
+			if err := q.sendOrHold(ctx, st); err != nil {
+				return err
+			}
+			stmts = stmts[1:]
+			continue
+		}
 		n, params := 1, len(stmts[0].args)
 		if q.engine == Postgres {
-			for n < len(stmts) && params+len(stmts[n].args) <= maxCombinedArgs {
+			for n < len(stmts) && stmts[n].scan == nil && params+len(stmts[n].args) <= maxCombinedArgs {
 				params += len(stmts[n].args)
 				n++
 			}
@@ -284,16 +302,29 @@ func (q Q) execAll(ctx context.Context, stmts []statement) error {
 			continue
 		}
 		query, args := groupStatement(stmts[:n])
-		if n == len(stmts) && q.outbox != nil && q.outbox.holdLast {
-			q.outbox.held = &pipelined{sql: q.rebind(query), args: args}
-			return nil
-		}
-		if _, err := q.exec(ctx, query, args...); err != nil {
+		if err := q.sendOrHold(ctx, statement{sql: query, args: args}); err != nil {
 			return rowsMissed(err)
 		}
 		stmts = stmts[n:]
 	}
 	return nil
+}
+
+// sendOrHold runs st, or keeps it in held for the commit's round trip
+// (holdLast).
+func (q Q) sendOrHold(ctx context.Context, st statement) error {
+	if q.outbox != nil && q.outbox.holdLast {
+		q.outbox.held = append(q.outbox.held, pipelined{sql: q.rebind(st.sql), args: st.args, scan: st.scan, reset: st.reset})
+		return nil
+	}
+	if st.reset != nil {
+		st.reset()
+	}
+	if st.scan != nil {
+		return q.queryEach(ctx, st.sql, st.args, st.scan)
+	}
+	_, err := q.exec(ctx, st.sql, st.args...)
+	return err
 }
 
 // execWanting runs st, whose RETURNING rows must number st.want, on
@@ -395,7 +426,8 @@ func mergeInserts(stmts []statement) []statement {
 			if single {
 				at[st.sql], rows[st.sql] = len(out), 1
 			}
-			out = append(out, statement{sql: st.sql, args: append([]any(nil), st.args...)})
+			st.args = append([]any(nil), st.args...)
+			out = append(out, st)
 			continue
 		}
 		out[i].sql += ", " + tuple

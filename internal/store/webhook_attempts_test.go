@@ -379,3 +379,89 @@ func TestAttempts_FinishReadsItsRowsOnce(t *testing.T) {
 		}
 	})
 }
+
+// A batch fn's finishes wait for the commit (FinishDeliveriesAtCommit: on
+// PostgreSQL they go out in the commit's round trip) and answer once it
+// has committed: a held lease moves its delivery on, a lost one keeps its
+// attempt in webhook_attempts and leaves the holder's delivery alone. A
+// statement of the transaction that reads the deliveries sees the finish
+// (it is written first), and a batch that fails to commit leaves nothing
+// of it behind: run again, it answers afresh.
+func TestAttempts_FinishedAtCommitInABatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tn := store.Tenant{PlatformID: mustPlatform(t, db, false).ID, Env: store.EnvSandbox}
+		held, lost := queueOne(t, db, 1), queueOne(t, db, 2)
+		if cs, err := db.ClaimDeliveries(ctx, "w1", time.Millisecond, 10, 10); err != nil || len(cs) != 2 {
+			t.Fatalf("claim: %v, %d", err, len(cs))
+		}
+		time.Sleep(20 * time.Millisecond)
+		if _, err := db.Write().FinishDeliveries(ctx, []store.Finish{{EventID: held.ID, Token: "w1",
+			Outcome: store.DeliveryOutcome{State: store.DeliveryPending}}}); err != nil {
+			t.Fatal(err)
+		}
+		if cs, err := db.ClaimDeliveries(ctx, "w2", time.Minute, 10, 10); err != nil || len(cs) != 2 {
+			t.Fatalf("claim after expiry: %v, %d", err, len(cs))
+		}
+		// held is w2's (released above, claimed anew); so is lost, while w1
+		// still reports on it.
+		a1, a2 := attemptOf(held, 3), attemptOf(lost, 6)
+		now := time.Now().UTC()
+		fs := []store.Finish{
+			{EventID: held.ID, Token: "w2", Outcome: store.DeliveryOutcome{State: store.DeliveryDelivered, DeliveredAt: &now}, Attempt: &a1},
+			{EventID: lost.ID, Token: "w1", Outcome: store.DeliveryOutcome{State: store.DeliveryDelivered, DeliveredAt: &now}, Attempt: &a2},
+		}
+		answers := make([]bool, len(fs))
+		var seen string
+		insert := func(tx *store.Tx) error { return tx.InsertPlatform(ctx, newPlatform("around")) }
+		finishFn := func(read bool) func(tx *store.Tx) error {
+			return func(tx *store.Tx) error {
+				if err := tx.FinishDeliveriesAtCommit(ctx, fs, answers); err != nil {
+					return err
+				}
+				if !read {
+					return nil
+				}
+				return tx.QueryRowForTest(ctx, "SELECT state FROM webhook_deliveries WHERE event_id = '"+held.ID+"'", &seen)
+			}
+		}
+		crash := func() error { return errors.New("crash before the commit") }
+		for _, read := range []bool{false, true} {
+			// The batch fails to commit; with read, the read made the finish
+			// go out at once, inside the transaction.
+			db.FailBatchCommits(crash)
+			errs := db.RunBatchForTest(tn, nil, insert, finishFn(read), insert)
+			db.FailBatchCommits(nil)
+			for i, err := range errs {
+				if !errors.Is(err, store.ErrBatchRedoForTest) {
+					t.Fatalf("fn %d of the failed batch: %v", i, err)
+				}
+			}
+			if read && seen != store.DeliveryDelivered {
+				t.Fatalf("a read after the finish, in its transaction, saw %q", seen)
+			}
+			if d, err := db.Read().GetDelivery(ctx, held.Tenant, held.ID, false); err != nil || d.State != store.DeliveryPending || d.LeaseToken != "w2" {
+				t.Fatalf("the uncommitted finish moved the delivery: %+v, %v", d, err)
+			}
+			if n := attemptRows(t, db, lost); n != 0 {
+				t.Fatalf("the uncommitted finish kept %d attempts", n)
+			}
+		}
+		if errs := db.RunBatchForTest(tn, nil, insert, finishFn(false), insert); errs[0] != nil || errs[1] != nil || errs[2] != nil {
+			t.Fatalf("batch: %v", errs)
+		}
+		if !answers[0] || answers[1] {
+			t.Fatalf("answers %v, want the first lease held and the second lost", answers)
+		}
+		if d, err := db.Read().GetDelivery(ctx, held.Tenant, held.ID, false); err != nil || d.State != store.DeliveryDelivered || d.LeaseUntil != nil {
+			t.Fatalf("the held delivery: %+v, %v", d, err)
+		}
+		wantAttempts(t, db, held, 1000, a1)
+		if d, err := db.Read().GetDelivery(ctx, lost.Tenant, lost.ID, false); err != nil || d.State != store.DeliveryPending || d.LeaseToken != "w2" {
+			t.Fatalf("a lost lease's outcome moved the delivery: %+v, %v", d, err)
+		}
+		wantAttempts(t, db, lost, 1000, a2)
+		if n := attemptRows(t, db, lost); n != 1 {
+			t.Fatalf("%d rows in webhook_attempts for the lost lease's attempt, want 1", n)
+		}
+	})
+}

@@ -377,6 +377,26 @@ const finishChunk = 500
 // the attempt recorded).
 func (q Q) FinishDeliveries(ctx context.Context, fs []Finish) ([]bool, error) {
 	held := make([]bool, len(fs))
+	return held, q.finishAll(ctx, fs, held, false)
+}
+
+// FinishDeliveriesAtCommit is FinishDeliveries for a caller that needs the
+// answers only once its transaction has committed: in a batch fn on
+// PostgreSQL (InBatchTx), the statements are queued like the batch's other
+// writes and go out in the commit's round trip, and held is filled as the
+// batch commits (read it after InBatchTx has returned nil); elsewhere they
+// run at once and held is filled before it returns. held[i] answers fs[i].
+func (q Q) FinishDeliveriesAtCommit(ctx context.Context, fs []Finish, held []bool) error {
+	if len(held) != len(fs) {
+		return fmt.Errorf("store: %d answers for %d finishes", len(held), len(fs))
+	}
+	return q.finishAll(ctx, fs, held, q.engine == Postgres && q.outbox != nil && q.outbox.shared)
+}
+
+// finishAll applies fs in chunks, filling held; queued: the PostgreSQL
+// statements wait for the commit (FinishDeliveriesAtCommit).
+func (q Q) finishAll(ctx context.Context, fs []Finish, held []bool, queued bool) error {
+	clear(held)
 	for start := 0; start < len(fs); {
 		// A statement that met one event twice (a stale and a current
 		// lease) could not tell which of them it applied: repeats go to the
@@ -386,25 +406,12 @@ func (q Q) FinishDeliveries(ctx context.Context, fs []Finish) ([]bool, error) {
 			seen[fs[end].EventID] = true
 			end++
 		}
-		done, err := q.finishDeliveries(ctx, fs[start:end])
-		if err != nil {
-			return nil, err
-		}
-		var lost []Attempt
-		for i := start; i < end; i++ {
-			held[i] = done[fs[i].EventID]
-			if !held[i] && fs[i].Attempt != nil {
-				lost = append(lost, *fs[i].Attempt)
-			}
-		}
-		// An attempt made under a lost lease is kept, but the delivery's
-		// last attempt is its current holder's to write.
-		if err := q.InsertAttempts(ctx, lost); err != nil {
-			return nil, err
+		if err := q.finishDeliveries(ctx, fs[start:end], held[start:end], queued); err != nil {
+			return err
 		}
 		start = end
 	}
-	return held, nil
+	return nil
 }
 
 // lastAttemptCols are the columns of webhook_deliveries that hold its last
@@ -460,6 +467,7 @@ func finishArrays(fs []Finish, now time.Time) []any {
 	ids, urls, excerpts, errs := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 	attempted, latencies := make([]*int64, n), make([]*int64, n)
 	statuses, peers := make([]*int32, n), make([]*int32, n)
+	platforms, envs := make([]*string, n), make([]*string, n)
 	for i, f := range fs {
 		events[i], tokens[i], states[i] = f.EventID, f.Token, f.Outcome.State
 		nexts[i] = toMicros(now)
@@ -471,6 +479,7 @@ func finishArrays(fs []Finish, now time.Time) []any {
 		}
 		if a := f.Attempt; a != nil {
 			ids[i], urls[i], excerpts[i], errs[i] = &a.ID, &a.URL, &a.ResponseExcerpt, &a.Error
+			platforms[i], envs[i] = &a.Tenant.PlatformID, &a.Tenant.Env
 			attempted[i], latencies[i] = new(toMicros(a.AttemptedAt)), new(a.LatencyMS)
 			if a.StatusCode != 0 {
 				statuses[i] = new(int32(a.StatusCode))
@@ -481,7 +490,8 @@ func finishArrays(fs []Finish, now time.Time) []any {
 			}
 		}
 	}
-	return []any{events, tokens, states, nexts, delivered, ids, attempted, urls, statuses, latencies, excerpts, errs, peers}
+	return []any{events, tokens, states, nexts, delivered, ids, attempted, urls, statuses, latencies, excerpts, errs, peers,
+		platforms, envs}
 }
 
 // attemptArgs are a's values in the order of attemptCols.
@@ -518,23 +528,30 @@ func movedAttempt(o string) string {
 }
 
 // finishQueryPG is finishDeliveries' statement on PostgreSQL: its rows are
-// finishArrays', its last parameter the time of the update.
-var finishQueryPG = `WITH v AS (SELECT * FROM unnest(CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]),
+// finishArrays', its last parameter the time of the update. An attempt whose
+// lease was lost (its row not updated) goes to webhook_attempts (lost).
+var finishQueryPG = `WITH v AS NOT MATERIALIZED (SELECT * FROM unnest(CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]),
 		CAST(? AS BIGINT[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]),
-		CAST(? AS INTEGER[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS INTEGER[]))
-		AS u (` + finishColumns + `)),
+		CAST(? AS INTEGER[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS INTEGER[]),
+		CAST(? AS TEXT[]), CAST(? AS TEXT[]))
+		AS u (` + finishColumns + `, a_platform_id, a_env)),
 	upd AS (UPDATE webhook_deliveries AS d SET ` + finishSet() + `
 		FROM v JOIN webhook_deliveries o ON o.event_id = v.event_id AND o.lease_token = v.token
 		WHERE d.event_id = v.event_id AND d.lease_token = v.token
 			AND d.last_attempt_id IS NOT DISTINCT FROM o.last_attempt_id
 		RETURNING d.event_id, d.platform_id, d.env, v.a_id AS a_id, o.` + strings.Join(lastAttemptCols, ", o.") + `),
-	moved AS (` + movedAttempt("upd") + ` FROM upd WHERE upd.a_id IS NOT NULL AND upd.last_attempt_id IS NOT NULL)
+	moved AS (` + movedAttempt("upd") + ` FROM upd WHERE upd.a_id IS NOT NULL AND upd.last_attempt_id IS NOT NULL),
+	lost AS (INSERT INTO webhook_attempts (event_id, platform_id, env, ` + strings.Join(attemptCols, ", ") + `)
+		SELECT v.event_id, v.a_platform_id, v.a_env, v.a_` + strings.Join(attemptCols, ", v.a_") + ` FROM v
+		WHERE v.a_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.event_id = v.event_id))
 	SELECT event_id FROM upd`
 
 // finishDeliveries updates the rows of fs (distinct events) whose tokens
-// hold their leases and returns those events. A row given an attempt gets
-// it as its last attempt, and the last attempt it held, if any, becomes a
-// row of webhook_attempts, so that no attempt is lost or kept twice.
+// hold their leases and sets their held (queued: as the batch commits). A
+// row given an attempt gets it as its last attempt, and the last attempt it
+// held, if any, becomes a row of webhook_attempts, so that no attempt is
+// lost or kept twice; an attempt whose lease was lost becomes a row of
+// webhook_attempts too.
 //
 // On PostgreSQL that is one statement: o, the same row joined again, reads
 // each row's last attempt, the UPDATE replaces it and returns what o read,
@@ -549,36 +566,55 @@ var finishQueryPG = `WITH v AS (SELECT * FROM unnest(CAST(? AS TEXT[]), CAST(? A
 // matched them in a nested loop, quadratic in the rows (0.55 of 1.05 ms
 // for 40). On SQLite, whose one writer keeps the rows still between
 // statements, the move and the UPDATE are two statements.
-func (q Q) finishDeliveries(ctx context.Context, fs []Finish) (map[string]bool, error) {
+func (q Q) finishDeliveries(ctx context.Context, fs []Finish, held []bool, queued bool) error {
 	now := q.Now()
-	var query string
-	var args []any
-	if q.engine == Postgres {
-		query, args = finishQueryPG, finishArrays(fs, now)
-	} else {
-		var v string
-		v, args = finishValues(fs, now)
-		if _, err := q.exec(ctx, `WITH `+v+` `+movedAttempt("d")+` FROM webhook_deliveries d JOIN v
-			ON d.event_id = v.event_id AND d.lease_token = v.token
-			WHERE v.a_id IS NOT NULL AND d.last_attempt_id IS NOT NULL`, args...); err != nil {
-			return nil, err
-		}
-		query = `WITH ` + v + ` UPDATE webhook_deliveries AS d SET ` + finishSet() + `
-			FROM v WHERE d.event_id = v.event_id AND d.lease_token = v.token RETURNING event_id`
+	at := make(map[string]int, len(fs))
+	for i, f := range fs {
+		at[f.EventID] = i
 	}
-	args = append(args, toMicros(now))
-	done := map[string]bool{}
-	err := q.queryEach(ctx, query, args, func(r rowScanner) error {
+	scan := func(r rowScanner) error {
 		var id string
-		err := r.Scan(&id)
-		done[id] = true
-		return err
-	})
-	if err != nil {
-		return nil, err
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok {
+			held[i] = true
+		}
+		return nil
 	}
-	return done, nil
+	if q.engine == Postgres {
+		args := append(finishArrays(fs, now), toMicros(now))
+		if queued {
+			return q.queueWrite(statement{sql: finishQueryPG, args: args, scan: scan, reset: func() { clear(held) },
+				touch: finishTables})
+		}
+		return q.queryEach(ctx, finishQueryPG, args, scan)
+	}
+	v, args := finishValues(fs, now)
+	if _, err := q.exec(ctx, `WITH `+v+` `+movedAttempt("d")+` FROM webhook_deliveries d JOIN v
+		ON d.event_id = v.event_id AND d.lease_token = v.token
+		WHERE v.a_id IS NOT NULL AND d.last_attempt_id IS NOT NULL`, args...); err != nil {
+		return err
+	}
+	err := q.queryEach(ctx, `WITH `+v+` UPDATE webhook_deliveries AS d SET `+finishSet()+`
+		FROM v WHERE d.event_id = v.event_id AND d.lease_token = v.token RETURNING event_id`,
+		append(args, toMicros(now)), scan)
+	if err != nil {
+		return err
+	}
+	// An attempt made under a lost lease is kept, but the delivery's last
+	// attempt is its current holder's to write.
+	var lost []Attempt
+	for i, f := range fs {
+		if !held[i] && f.Attempt != nil {
+			lost = append(lost, *f.Attempt)
+		}
+	}
+	return q.InsertAttempts(ctx, lost)
 }
+
+// finishTables are the tables a queued finish touches (outbox.go).
+var finishTables = []string{"webhook_deliveries", "webhook_attempts"}
 
 // ReleaseLeases gives back the leases of claims whose attempts never
 // started (a stopping runner's hand-overs): each row, while its claim's

@@ -52,13 +52,15 @@ func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]r
 		}
 	}
 	var out []recorded
-	// In a group commit (SQLite) the outcomes share the transfers' commit
-	// instead of taking the one writer for a commit of their own. The
-	// statements must not be cancelled part way (they share a transaction
-	// with other callers); ctx bounds only the wait for a place in it.
+	held := make([]bool, len(batch))
+	// In a group commit the outcomes share the transfers' commit instead of
+	// taking a commit of their own (on SQLite, the one writer's), and on
+	// PostgreSQL their statements go out in the commit's round trip: which
+	// leases held is known once the batch has committed. The statements
+	// must not be cancelled part way (they share a transaction with other
+	// callers); ctx bounds only the wait for a place in it.
 	stmtCtx := context.WithoutCancel(ctx)
 	err := db.InBatchTx(ctx, func(tx *store.Tx) error {
-		ctx := stmtCtx
 		now := tx.Now().UTC()
 		out = make([]recorded, len(batch))
 		fs := make([]store.Finish, len(batch))
@@ -66,16 +68,15 @@ func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]r
 			out[i].next = nextState(b, f, now)
 			fs[i] = store.Finish{EventID: f.claim.EventID, Token: f.claim.LeaseToken, Outcome: out[i].next, Attempt: &attempts[i]}
 		}
-		held, err := tx.FinishDeliveries(ctx, fs)
-		if err != nil {
-			return err
-		}
-		for i := range out {
-			out[i].lost = !held[i]
-		}
-		return nil
+		return tx.FinishDeliveriesAtCommit(stmtCtx, fs, held)
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].lost = !held[i]
+	}
+	return out, nil
 }
 
 // nextState is where an attempt that ended at now leaves its delivery.
