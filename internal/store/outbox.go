@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -337,7 +336,7 @@ func (q Q) execWanting(ctx context.Context, st statement) error {
 		return err
 	}
 	got := 0
-	if err := ledgerEachRow(rows, func(*sql.Rows) error { got++; return nil }); err != nil {
+	if err := eachRow(rows, func(rowScanner) error { got++; return nil }); err != nil {
 		return err
 	}
 	if got != st.want {
