@@ -343,7 +343,7 @@ func TestMigration0059_AttemptsBeforeIt(t *testing.T) {
 // joined twice, v was materialized and matched to itself in a nested loop,
 // quadratic in the rows of a finish (0.55 of 1.05 ms for 40 rows). v is NOT
 // MATERIALIZED since the lost attempts' query reads it too.
-func TestAttempts_FinishReadsItsRowsOnce(t *testing.T) {
+func TestAttempts_FinishNeverMaterializesItsRows(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		if db.Engine() != store.Postgres {
 			t.Skip("a PostgreSQL plan")
