@@ -11,6 +11,7 @@
 package transactions
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -314,6 +315,38 @@ func EventType(typ, status string) string {
 
 // Render builds the API transaction from its row.
 func Render(row store.Transaction) (Transaction, error) {
+	return new(renderer).render(row)
+}
+
+// renderer renders rows, parsing a source or destination only when its
+// stored JSON differs from the one it parsed last: RecordChanged and
+// change render one transaction once per step, its sides mostly unchanged.
+// The parsed sides are shared between the renders; nothing mutates their
+// RawMessage fields (events encode them as they are).
+type renderer struct {
+	srcRaw, dstRaw []byte
+	src            Source
+	dst            Destination
+	parsed         bool
+}
+
+func (r *renderer) sides(row store.Transaction) (Source, Destination, error) {
+	if r.parsed && bytes.Equal(row.Source, r.srcRaw) && bytes.Equal(row.Destination, r.dstRaw) {
+		return r.src, r.dst, nil
+	}
+	var src Source
+	var dst Destination
+	if err := json.Unmarshal(row.Source, &src); err != nil {
+		return Source{}, Destination{}, fmt.Errorf("transactions: stored source of %s: %w", row.ID, err)
+	}
+	if err := json.Unmarshal(row.Destination, &dst); err != nil {
+		return Source{}, Destination{}, fmt.Errorf("transactions: stored destination of %s: %w", row.ID, err)
+	}
+	*r = renderer{srcRaw: row.Source, dstRaw: row.Destination, src: src, dst: dst, parsed: true}
+	return src, dst, nil
+}
+
+func (r *renderer) render(row store.Transaction) (Transaction, error) {
 	out := Transaction{
 		ID: row.ID, Status: row.Status, Type: row.Type, Direction: row.Direction, CustomerID: row.CustomerID,
 		PlatformCustomerID: row.PlatformCustomerID, RuleBasedAccountID: row.RuleBasedAccountID,
@@ -322,11 +355,9 @@ func Render(row store.Transaction) (Transaction, error) {
 		SettledAt: row.SettledAt, ScaExemption: row.ScaExemption, AgentID: row.AgentID,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
-	if err := json.Unmarshal(row.Source, &out.Source); err != nil {
-		return Transaction{}, fmt.Errorf("transactions: stored source of %s: %w", row.ID, err)
-	}
-	if err := json.Unmarshal(row.Destination, &out.Destination); err != nil {
-		return Transaction{}, fmt.Errorf("transactions: stored destination of %s: %w", row.ID, err)
+	var err error
+	if out.Source, out.Destination, err = r.sides(row); err != nil {
+		return Transaction{}, err
 	}
 	if out.Source.OnChainTransaction == nil {
 		out.Source.OnChainTransaction = onChain(out.Source.RailDetails)

@@ -141,7 +141,7 @@ func Transitions(ctx context.Context, tx *store.Tx, t store.Tenant, transactionI
 		return Transaction{}, err
 	}
 	now := tx.Now().UTC().Truncate(time.Microsecond)
-	evs, out, quoteStatus, err := change(&row, now, chs)
+	evs, out, quoteStatus, err := new(renderer).change(&row, now, chs)
 	if err != nil {
 		return Transaction{}, err
 	}
@@ -169,15 +169,16 @@ func RecordChanged(ctx context.Context, tx *store.Tx, t store.Tenant, n New, chs
 	// The creation's event shows the row as created: rendered now when
 	// changes follow, else from the stored row below.
 	var evs, more []pendingEvent
+	r := new(renderer)
 	if len(chs) > 0 {
-		first, err := Render(row)
+		first, err := r.render(row)
 		if err != nil {
 			return Transaction{}, "", err
 		}
 		if typ := EventType(first.Type, first.Status); typ != "" {
 			evs = append(evs, pendingEvent{typ, first})
 		}
-		if more, _, quoteStatus, err = change(&row, row.CreatedAt, chs); err != nil {
+		if more, _, quoteStatus, err = r.change(&row, row.CreatedAt, chs); err != nil {
 			return Transaction{}, "", err
 		}
 	}
@@ -185,7 +186,7 @@ func RecordChanged(ctx context.Context, tx *store.Tx, t store.Tenant, n New, chs
 	if err != nil {
 		return Transaction{}, "", err
 	}
-	if out, err = Render(stored); err != nil {
+	if out, err = r.render(stored); err != nil {
 		return Transaction{}, "", err
 	}
 	if typ := EventType(out.Type, out.Status); len(chs) == 0 && typ != "" {
@@ -216,7 +217,7 @@ type pendingEvent struct {
 // change applies chs to row in memory, one after the other, and answers the
 // events they call for, the transaction as the last left it and the quote
 // status it implies ("" for none).
-func change(row *store.Transaction, now time.Time, chs []Change) (evs []pendingEvent, out Transaction, quoteStatus string, err error) {
+func (r *renderer) change(row *store.Transaction, now time.Time, chs []Change) (evs []pendingEvent, out Transaction, quoteStatus string, err error) {
 	for _, ch := range chs {
 		statusChanged, refundEvent, err := apply(row, ch)
 		if err != nil {
@@ -224,7 +225,7 @@ func change(row *store.Transaction, now time.Time, chs []Change) (evs []pendingE
 		}
 		row.UpdatedAt = now
 		// row is what will be stored (every column is written as is).
-		if out, err = Render(*row); err != nil {
+		if out, err = r.render(*row); err != nil {
 			return nil, Transaction{}, "", err
 		}
 		if statusChanged {
