@@ -4,11 +4,14 @@
 package platformconfig
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
@@ -135,6 +138,8 @@ type Service struct {
 	// refusal wrapping ErrEndpointRefused becomes a 400 on webhookEndpoint;
 	// any other error is returned as is.
 	CheckWebhookEndpoint func(ctx context.Context, env, endpoint string) error
+
+	docs sync.Map // store.Tenant → *parsed (parse)
 }
 
 // ErrEndpointRefused is what CheckWebhookEndpoint wraps when it refuses an
@@ -210,9 +215,9 @@ func (s *Service) checkEndpoint(ctx context.Context, env string, p Patch) error 
 }
 
 func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config, error) {
-	var doc document
-	if err := json.Unmarshal(row.Document, &doc); err != nil {
-		return Config{}, fmt.Errorf("platformconfig: stored document: %w", err)
+	doc, err := s.parse(row)
+	if err != nil {
+		return Config{}, err
 	}
 	p, err := s.DB.Platform(ctx, row.Tenant.PlatformID)
 	if err != nil {
@@ -233,6 +238,32 @@ func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config,
 		EmbeddedWalletConfig:      doc.EmbeddedWalletConfig,
 		CreatedAt:                 row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}, nil
+}
+
+// parsed is a tenant's stored document as last parsed.
+type parsed struct {
+	raw []byte
+	doc document
+}
+
+// parse decodes row's document, reusing the last parse of the tenant's
+// document when the stored bytes are the same: Get runs for every quote,
+// and the store's settings cache hands it the same row until it changes.
+// The top-level slices are copied, so a caller that changes its Config
+// does not change another's.
+func (s *Service) parse(row store.PlatformConfig) (document, error) {
+	var doc document
+	if p, ok := s.docs.Load(row.Tenant); ok && bytes.Equal(p.(*parsed).raw, row.Document) {
+		doc = p.(*parsed).doc
+	} else {
+		if err := json.Unmarshal(row.Document, &doc); err != nil {
+			return document{}, fmt.Errorf("platformconfig: stored document: %w", err)
+		}
+		s.docs.Store(row.Tenant, &parsed{raw: bytes.Clone(row.Document), doc: doc})
+	}
+	doc.SupportedCurrencies = slices.Clone(doc.SupportedCurrencies)
+	doc.FeeConfigs = slices.Clone(doc.FeeConfigs)
+	return doc, nil
 }
 
 // WebhookEndpoint returns the webhookEndpoint of a stored configuration

@@ -183,6 +183,36 @@ func TestProvision_Defaults(t *testing.T) {
 	})
 }
 
+// Get reuses its parse of a stored document while the document is the
+// same: what one caller does to its Config's lists does not reach the next
+// caller, and a change made through another Service (another node) shows.
+func TestGet_ReusedParseIsNotShared(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f, ctx := newFixture(t, db), context.Background()
+		f.update(t, f.sbx, `{"feeConfigs":[{"feeType":"CROSS_CURRENCY_TRANSACTION","sourceCurrency":"USD","variableFeeBps":25,"fixedFee":{"amount":100,"currency":"USD"}}]}`)
+		first, err := f.svc.Get(ctx, f.sbx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(first)
+		first.SupportedCurrencies[0].CurrencyCode = "XXX"
+		first.FeeConfigs[0].VariableFeeBps = 9999
+		first.FeeConfigs = append(first.FeeConfigs, first.FeeConfigs[0])
+		again, err := f.svc.Get(ctx, f.sbx)
+		got, _ := json.Marshal(again)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("a caller's change reached the next Get:\n%s\n%s", got, want)
+		}
+		other := &platformconfig.Service{DB: db}
+		if _, err := other.Update(ctx, f.sbx, patch(t, `{"umaDomain":"other.example.com"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if cfg, err := f.svc.Get(ctx, f.sbx); err != nil || str(cfg.UmaDomain) != "other.example.com" {
+			t.Fatalf("another Service's change is not seen: %v %+v", err, cfg)
+		}
+	})
+}
+
 // R-TOKCFG-07 at the service: omitted fields are kept, null clears, a value
 // replaces; a refused patch changes nothing; each environment is separate.
 func TestUpdate_PatchSemantics(t *testing.T) {
