@@ -130,6 +130,41 @@ func TestSignBodyEncoding(t *testing.T) {
 	}
 }
 
+// TestSignBodyDeterministic: signatures are RFC 6979's (a nil random
+// source), so one key and body give one signature, another body another,
+// and each verifies with ecdsa.Verify.
+func TestSignBodyDeterministic(t *testing.T) {
+	priv := mustKey(t)
+	a, b := mustSignBody(t, priv, body1), mustSignBody(t, priv, body1)
+	if a != b {
+		t.Fatalf("two signatures of one body differ:\n%s\n%s", a, b)
+	}
+	other := mustSignBody(t, priv, append(bytes.Clone(body1), ' '))
+	if other == a {
+		t.Fatal("two bodies got one signature")
+	}
+	for body, h := range map[string]string{string(body1): a, string(body1) + " ": other} {
+		if err := signing.VerifyBody(&priv.PublicKey, h, []byte(body)); err != nil {
+			t.Fatalf("VerifyBody: %v", err)
+		}
+	}
+}
+
+// BenchmarkSignBody: one delivery's signature (go test -bench SignBody
+// ./internal/webhooks/signing).
+func BenchmarkSignBody(b *testing.B) {
+	priv, err := signing.GenerateKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("x"), 1300) // about one transaction event
+	for b.Loop() {
+		if _, err := signing.SignBody(priv, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // TestECDSAKnownAnswerOpenSSL checks interoperability with OpenSSL: its
 // public key PEM and DER signature are accepted, and our PEM encoding of the
 // same key is byte-identical to OpenSSL's.
