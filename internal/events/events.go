@@ -6,6 +6,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/id"
@@ -58,22 +59,38 @@ func emit(tx *store.Tx, t store.Tenant, typ, resourceID string, data any, token 
 // encode is json.Marshal(e) without a second pass over Data: marshalling a
 // json.RawMessage validates and compacts it again, which was most of Emit's
 // cost for a transaction's data (json.Marshal output is compact already).
+// The head is appended by hand, not marshalled through reflection.
 func (e Envelope) encode() ([]byte, error) {
-	head, err := json.Marshal(struct {
-		ID        string    `json:"id"`
-		Type      string    `json:"type"`
-		Timestamp time.Time `json:"timestamp"`
-	}{e.ID, e.Type, e.Timestamp})
-	if err != nil {
-		return nil, err
-	}
 	data := e.Data
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	b := make([]byte, 0, len(head)+len(data)+9)
-	b = append(b, head[:len(head)-1]...)
-	b = append(b, `,"data":`...)
+	b := make([]byte, 0, len(e.ID)+len(e.Type)+len(data)+72)
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, e.ID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, e.Type)
+	b = append(b, `,"timestamp":"`...)
+	b, err := e.Timestamp.AppendText(b) // time.Time's MarshalJSON, unquoted
+	if err != nil {
+		return nil, fmt.Errorf("events: timestamp: %w", err)
+	}
+	b = append(b, `","data":`...)
 	b = append(b, data...)
 	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as json.Marshal quotes it: as is when every
+// byte is printable ASCII that it does not escape (ids and event types
+// are), else through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,8 +64,19 @@ func TestEnvelopeEncode_AsJSONMarshal(t *testing.T) {
 		}
 		datas = append(datas, raw)
 	}
+	envs := []Envelope{}
 	for _, data := range append(datas, nil) {
-		e := Envelope{ID: "Event:1", Type: "OUTGOING_PAYMENT.COMPLETED", Timestamp: at, Data: data}
+		envs = append(envs, Envelope{ID: "Event:1", Type: "OUTGOING_PAYMENT.COMPLETED", Timestamp: at, Data: data})
+	}
+	// The head is appended by hand: strings json.Marshal escapes, other
+	// zones and precisions of the timestamp.
+	for _, s := range []string{"", `a"b`, `a\b`, "<&>", "tab\there", "ünï", "\u2028", "\x7f", "\xff"} {
+		envs = append(envs, Envelope{ID: s, Type: s, Timestamp: at, Data: datas[0]})
+	}
+	for _, ts := range []time.Time{{}, at.Truncate(time.Second), at.In(time.FixedZone("x", -5*3600-30*60)), time.Date(1, 2, 3, 4, 5, 6, 7, time.UTC)} {
+		envs = append(envs, Envelope{ID: "Event:2", Type: "INCOMING_PAYMENT.COMPLETED", Timestamp: ts, Data: datas[0]})
+	}
+	for _, e := range envs {
 		got, err := e.encode()
 		if err != nil {
 			t.Fatal(err)
@@ -75,6 +87,22 @@ func TestEnvelopeEncode_AsJSONMarshal(t *testing.T) {
 		}
 		if string(got) != string(want) {
 			t.Fatalf("encode %s\nMarshal %s", got, want)
+		}
+	}
+	// A timestamp json.Marshal refuses is refused.
+	if _, err := (Envelope{Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}).encode(); err == nil {
+		t.Fatal("encoded a timestamp past year 9999")
+	}
+}
+
+// BenchmarkEnvelopeEncode: an event's envelope around a transaction's
+// 1.3 KB of data (go test -bench EnvelopeEncode ./internal/events).
+func BenchmarkEnvelopeEncode(b *testing.B) {
+	e := Envelope{ID: "Event:019ac3d2-8f4e-7a61-b1c2-3d4e5f607182", Type: "OUTGOING_PAYMENT.COMPLETED",
+		Timestamp: time.Now().UTC().Truncate(time.Microsecond), Data: json.RawMessage(`{"x":"` + strings.Repeat("y", 1300) + `"}`)}
+	for b.Loop() {
+		if _, err := e.encode(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
