@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
@@ -95,11 +96,12 @@ func join(path, key string) string {
 // records every unknown field and type mismatch, and returns the value with
 // those removed.
 func walk(f *apierr.Fields, path string, val any, t reflect.Type) any {
-	if reflect.PointerTo(t).Implements(reflect.TypeFor[optionalType]()) {
+	ti := infoOf(t)
+	if ti.optional != nil {
 		if val == nil {
 			return nil
 		}
-		return walk(f, path, val, reflect.New(t).Interface().(optionalType).elemType())
+		return walk(f, path, val, ti.optional)
 	}
 	if t.Kind() == reflect.Pointer {
 		if val == nil {
@@ -123,7 +125,7 @@ func walk(f *apierr.Fields, path string, val any, t reflect.Type) any {
 		return val
 	case t == rawMessageType, t.Kind() == reflect.Interface:
 		return val
-	case reflect.PointerTo(t).Implements(unmarshalerType):
+	case ti.unmarshaler:
 		return val // the type validates itself when unmarshalled
 	}
 	switch t.Kind() {
@@ -133,7 +135,7 @@ func walk(f *apierr.Fields, path string, val any, t reflect.Type) any {
 			f.Add(path, apierr.Type, "must be an object")
 			return nil
 		}
-		fields := structFields(t)
+		fields := ti.fields
 		out := map[string]any{}
 		for key, v := range obj {
 			ft, ok := fields[key]
@@ -224,6 +226,32 @@ func checkInt(f *apierr.Fields, path string, val any, bits int, signed bool) boo
 	}
 	f.Add(path, apierr.Type, "must be an integer (amounts are in the currency's smallest unit)")
 	return false
+}
+
+// typeInfo is what walk asks of a type, worked out once per type (request
+// types are few; reflect's Implements and a struct's tags cost more than
+// the walk itself).
+type typeInfo struct {
+	optional    reflect.Type // the element type of an Optional, else nil
+	unmarshaler bool         // *T implements json.Unmarshaler
+	fields      map[string]reflect.Type
+}
+
+var typeInfos sync.Map // reflect.Type → *typeInfo
+
+func infoOf(t reflect.Type) *typeInfo {
+	if ti, ok := typeInfos.Load(t); ok {
+		return ti.(*typeInfo)
+	}
+	ti := &typeInfo{unmarshaler: reflect.PointerTo(t).Implements(unmarshalerType)}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[optionalType]()) {
+		ti.optional = reflect.New(t).Interface().(optionalType).elemType()
+	}
+	if t.Kind() == reflect.Struct {
+		ti.fields = structFields(t) // read only from here on
+	}
+	actual, _ := typeInfos.LoadOrStore(t, ti)
+	return actual.(*typeInfo)
 }
 
 // structFields maps JSON names to field types, flattening embedded structs the

@@ -157,3 +157,16 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecode: a quote-sized body into nested structs (go test -bench
+// Decode ./internal/jsonx).
+func BenchmarkDecode(b *testing.B) {
+	body := []byte(`{"name":"a","count":3,"tags":["x","y"],"when":"2025-10-13T09:30:00Z","inner":{"amount":5},
+		"list":[{"amount":1},{"amount":2}],"clear":null,"amt":7}`)
+	for b.Loop() {
+		var s sample
+		if err := Decode(body, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
