@@ -5,87 +5,152 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/internal/apierr"
 )
-
-// frame is one open object or array while checkStrict walks a document.
-type frame struct {
-	object    bool
-	keys      map[string]bool
-	key       string // the current key of an object
-	index     int    // the current index of an array
-	expectKey bool
-}
 
 // checkStrict reports what encoding/json forgives in a syntactically valid
 // document: a key repeated in one object (the last would win) and strings,
 // keys included, that are not valid UTF-8 or hold a lone UTF-16 surrogate
 // escape (both would become U+FFFD), or a NUL (\u0000, which PostgreSQL
 // text cannot hold). Each is a format error at its path.
+//
+// body must be valid JSON (Decode checks that first): the scan finds the
+// ends of strings and scalars and does not validate them. A path is built
+// only when there is something to report.
 func checkStrict(f *apierr.Fields, body []byte) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var stack []*frame
-	path := func() string {
-		p := ""
-		for _, fr := range stack {
-			if fr.object {
-				p = join(p, fr.key)
-			} else {
-				p = fmt.Sprintf("%s[%d]", p, fr.index)
-			}
-		}
-		return p
-	}
-	valueDone := func() {
-		if n := len(stack); n > 0 {
-			if top := stack[n-1]; top.object {
-				top.expectKey = true
-			} else {
-				top.index++
-			}
-		}
-	}
-	prev := int64(0)
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return // io.EOF; syntax errors were reported before
-		}
-		raw := body[prev:dec.InputOffset()]
-		prev = dec.InputOffset()
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, &frame{object: true, keys: map[string]bool{}, expectKey: true})
-			case '[':
-				stack = append(stack, &frame{})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-		case string:
-			top := (*frame)(nil)
-			if len(stack) > 0 {
-				top = stack[len(stack)-1]
-			}
-			if top != nil && top.object && top.expectKey {
-				top.key, top.expectKey = t, false
-				checkString(f, path(), raw)
-				if top.keys[t] {
-					f.Add(path(), apierr.Format, "appears more than once in its object; send each field once")
-				}
-				top.keys[t] = true
-				continue
-			}
-			checkString(f, path(), raw)
-			valueDone()
-		default:
-			valueDone()
+	s := strictScan{f: f, b: body}
+	s.value(s.space(0))
+}
+
+// strictScan walks a valid JSON document for checkStrict.
+type strictScan struct {
+	f    *apierr.Fields
+	b    []byte
+	path []pathStep // where the value being scanned is
+}
+
+// pathStep is an object's key or an array's index.
+type pathStep struct {
+	key   string
+	index int
+	inArr bool
+}
+
+func (s *strictScan) pathString() string {
+	p := ""
+	for _, st := range s.path {
+		if st.inArr {
+			p = fmt.Sprintf("%s[%d]", p, st.index)
+		} else {
+			p = join(p, st.key)
 		}
 	}
+	return p
+}
+
+func (s *strictScan) space(i int) int {
+	for i < len(s.b) && (s.b[i] == ' ' || s.b[i] == '\t' || s.b[i] == '\n' || s.b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// value scans the value at i and answers the index just past it.
+func (s *strictScan) value(i int) int {
+	if i >= len(s.b) {
+		return i
+	}
+	switch s.b[i] {
+	case '{':
+		return s.object(i)
+	case '[':
+		return s.array(i)
+	case '"':
+		end := s.stringEnd(i)
+		s.check(s.b[i:end])
+		return end
+	}
+	for i < len(s.b) && !strings.ContainsRune(",]} \t\n\r", rune(s.b[i])) {
+		i++ // a number, true, false or null
+	}
+	return i
+}
+
+// stringEnd answers the index just past the string starting at i.
+func (s *strictScan) stringEnd(i int) int {
+	for i++; i < len(s.b); i++ {
+		switch s.b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(s.b)
+}
+
+func (s *strictScan) object(i int) int {
+	var keys map[string]bool
+	s.path = append(s.path, pathStep{})
+	defer func() { s.path = s.path[:len(s.path)-1] }()
+	i = s.space(i + 1)
+	for i < len(s.b) && s.b[i] != '}' {
+		end := s.stringEnd(i)
+		raw := s.b[i:end]
+		key := decodeKey(raw)
+		s.path[len(s.path)-1].key = key
+		s.check(raw)
+		if keys == nil {
+			keys = map[string]bool{}
+		}
+		if keys[key] {
+			s.f.Add(s.pathString(), apierr.Format, "appears more than once in its object; send each field once")
+		}
+		keys[key] = true
+		i = s.space(s.space(end) + 1) // past the colon
+		i = s.space(s.value(i))
+		if i < len(s.b) && s.b[i] == ',' {
+			i = s.space(i + 1)
+		}
+	}
+	return i + 1
+}
+
+func (s *strictScan) array(i int) int {
+	s.path = append(s.path, pathStep{inArr: true})
+	defer func() { s.path = s.path[:len(s.path)-1] }()
+	i = s.space(i + 1)
+	for n := 0; i < len(s.b) && s.b[i] != ']'; n++ {
+		s.path[len(s.path)-1].index = n
+		i = s.space(s.value(i))
+		if i < len(s.b) && s.b[i] == ',' {
+			i = s.space(i + 1)
+		}
+	}
+	return i + 1
+}
+
+// decodeKey is a key's string as encoding/json decodes it (a key that is
+// not valid UTF-8 gets U+FFFD, as in its path).
+func decodeKey(raw []byte) string {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
+	}
+	var k string
+	_ = json.Unmarshal(raw, &k) // valid JSON: a string always decodes
+	return k
+}
+
+// check reports what checkString finds in one string token.
+func (s *strictScan) check(raw []byte) {
+	if utf8.Valid(raw) && badEscape(raw) == escOK {
+		return
+	}
+	checkString(s.f, s.pathString(), raw)
 }
 
 // checkString reports invalid UTF-8 and lone surrogate escapes in raw, the
