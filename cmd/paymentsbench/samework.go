@@ -559,6 +559,11 @@ func (t *swTemplate) Describe() []string {
 			line := statementHead(q)
 			if w := writesOf(q); len(w) > 1 || strings.HasPrefix(strings.TrimSpace(q), "WITH") {
 				line = "one statement: " + strings.Join(w, "; ")
+				if len(w) == 0 && strings.Contains(q, "FOR UPDATE") { // the batch's pre-lock
+					line = "one statement: reads and locks rows, writes nothing"
+				} else if len(w) == 0 {
+					line = "one statement: reads, writes nothing"
+				}
 			}
 			out = append(out, line)
 		}

@@ -252,6 +252,19 @@ func TestWritesOf(t *testing.T) {
 	}
 }
 
+// Describe names each statement; a WITH statement that writes nothing (the
+// batch's pre-lock) says so rather than listing no writes.
+func TestSameWorkDescribe(t *testing.T) {
+	tmpl := swTemplate{Txs: []swTx{{Stmts: []swStmt{
+		{Op: "query", Segs: []string{`WITH bl AS (SELECT b.id FROM ledger_balances b WHERE b.id = `, ` FOR UPDATE OF b) SELECT * FROM bl`}, Args: []swArg{{}}},
+		{Op: "exec", Segs: []string{`WITH w0 AS (INSERT INTO events (id) VALUES (`, `)) UPDATE ledger_balances SET posted = 1`}, Args: []swArg{{}}},
+	}}}}
+	got := strings.Join(tmpl.Describe(), " | ")
+	if want := "BEGIN | one statement: reads and locks rows, writes nothing | one statement: INSERT INTO events; UPDATE ledger_balances | COMMIT"; got != want {
+		t.Fatalf("Describe = %q\nwant       %q", got, want)
+	}
+}
+
 // A batched write path sends arrays (INSERT … SELECT FROM unnest($1, $2));
 // each element is named like an argument of its own.
 func TestSameWorkArrays(t *testing.T) {
