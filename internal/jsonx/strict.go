@@ -125,7 +125,11 @@ func (s *strictScan) array(i int) int {
 	i = s.space(i + 1)
 	for n := 0; i < len(s.b) && s.b[i] != ']'; n++ {
 		s.path[len(s.path)-1].index = n
-		i = s.space(s.value(i))
+		next := s.space(s.value(i))
+		if next == i { // not JSON (Decode never calls with that): stop
+			return len(s.b)
+		}
+		i = next
 		if i < len(s.b) && s.b[i] == ',' {
 			i = s.space(i + 1)
 		}
@@ -136,6 +140,9 @@ func (s *strictScan) array(i int) int {
 // decodeKey is a key's string as encoding/json decodes it (a key that is
 // not valid UTF-8 gets U+FFFD, as in its path).
 func decodeKey(raw []byte) string {
+	if len(raw) < 2 {
+		return "" // not JSON
+	}
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner)

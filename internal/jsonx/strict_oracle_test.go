@@ -98,12 +98,15 @@ func FuzzCheckStrictAsTokens(f *testing.F) {
 	}
 	for _, seed := range []string{`{}`, `[]`, `"x"`, `1`, `{"a":[1,"x",{"b":"\u0000","b":[]}],"c":{"d":{"e":"\ud800"}}}`,
 		` { "a" : [ ] , "b" : { } , "a\u0062" : "ab" , "ab" : 1 } `, `[[[["\udc00"]]],{"k":"v","k":"w"}]`,
-		`{"x\"y":1,"x\"y":2,"\\":3}`, `{"n":-1.5e3,"t":true,"f":false,"z":null}`} {
+		`{"x\"y":1,"x\"y":2,"\\":3}`, `{"n":-1.5e3,"t":true,"f":false,"z":null}`,
+		`[}`, `{"`, `{"a":1]`, `"`, `[1 2]`} { // the last five are not JSON: the scan must still end
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		b := bytes.TrimSpace([]byte(body))
 		if !json.Valid(b) {
+			var f apierr.Fields
+			checkStrict(&f, b) // Decode never calls it so, but it must end
 			return
 		}
 		var got, want apierr.Fields
