@@ -161,7 +161,7 @@ func (s *strictScan) check(raw []byte) {
 }
 
 // checkString reports invalid UTF-8 and lone surrogate escapes in raw, the
-// bytes of one string token (with any separator before it).
+// bytes of one string token.
 func checkString(f *apierr.Fields, path string, raw []byte) {
 	if path == "" {
 		path = "(body)"

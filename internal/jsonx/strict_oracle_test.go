@@ -10,9 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 )
 
-// checkStrictTokens is checkStrict as it was before the scan (through
-// encoding/json's Decoder.Token), kept as the fuzz oracle of the scan.
-// frame is one open object or array while checkStrict walks a document.
+// frame is one open object or array while checkStrictTokens walks a document.
 type frame struct {
 	object    bool
 	keys      map[string]bool
@@ -21,11 +19,8 @@ type frame struct {
 	expectKey bool
 }
 
-// (checkStrict reports what encoding/json forgives in a syntactically valid
-// document: a key repeated in one object (the last would win) and strings,
-// keys included, that are not valid UTF-8 or hold a lone UTF-16 surrogate
-// escape (both would become U+FFFD), or a NUL (\u0000, which PostgreSQL
-// text cannot hold). Each is a format error at its path.
+// checkStrictTokens is checkStrict as it was before the scan, walking
+// encoding/json's Decoder.Token; it is kept as the fuzz oracle of the scan.
 func checkStrictTokens(f *apierr.Fields, body []byte) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var stack []*frame
