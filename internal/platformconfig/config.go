@@ -138,8 +138,6 @@ type Service struct {
 	// refusal wrapping ErrEndpointRefused becomes a 400 on webhookEndpoint;
 	// any other error is returned as is.
 	CheckWebhookEndpoint func(ctx context.Context, env, endpoint string) error
-
-	docs sync.Map // store.Tenant → *parsed (parse)
 }
 
 // ErrEndpointRefused is what CheckWebhookEndpoint wraps when it refuses an
@@ -215,10 +213,15 @@ func (s *Service) checkEndpoint(ctx context.Context, env string, p Patch) error 
 }
 
 func (s *Service) render(ctx context.Context, row store.PlatformConfig) (Config, error) {
-	doc, err := s.parse(row)
+	shared, err := parse(row)
 	if err != nil {
 		return Config{}, err
 	}
+	// The top-level lists are copied, so a caller that changes its Config
+	// does not change the shared parse or another caller's.
+	doc := *shared
+	doc.SupportedCurrencies = slices.Clone(doc.SupportedCurrencies)
+	doc.FeeConfigs = slices.Clone(doc.FeeConfigs)
 	p, err := s.DB.Platform(ctx, row.Tenant.PlatformID)
 	if err != nil {
 		return Config{}, errors.Join(errors.New("platformconfig: platform of config"), err)
@@ -246,32 +249,35 @@ type parsed struct {
 	doc document
 }
 
+// docs holds each tenant's document as last parsed (parse).
+var docs sync.Map // store.Tenant → *parsed
+
 // parse decodes row's document, reusing the last parse of the tenant's
-// document when the stored bytes are the same: Get runs for every quote,
-// and the store's settings cache hands it the same row until it changes.
-// The top-level slices are copied, so a caller that changes its Config
-// does not change another's.
-func (s *Service) parse(row store.PlatformConfig) (document, error) {
-	var doc document
-	if p, ok := s.docs.Load(row.Tenant); ok && bytes.Equal(p.(*parsed).raw, row.Document) {
-		doc = p.(*parsed).doc
-	} else {
-		if err := json.Unmarshal(row.Document, &doc); err != nil {
-			return document{}, fmt.Errorf("platformconfig: stored document: %w", err)
-		}
-		s.docs.Store(row.Tenant, &parsed{raw: bytes.Clone(row.Document), doc: doc})
+// document while the stored bytes are the same: Get runs for every quote
+// and WebhookEndpoint for every webhook delivery (decoding it there was
+// about 3% of the server's CPU under load, docs/benchmarks.md "Eighth
+// session"), and the store's settings cache hands both the same row until
+// the configuration changes. Keyed by the bytes, another node's change
+// shows as soon as the row does. The answer is shared: read it, never
+// change it.
+func parse(row store.PlatformConfig) (*document, error) {
+	if p, ok := docs.Load(row.Tenant); ok && bytes.Equal(p.(*parsed).raw, row.Document) {
+		return &p.(*parsed).doc, nil
 	}
-	doc.SupportedCurrencies = slices.Clone(doc.SupportedCurrencies)
-	doc.FeeConfigs = slices.Clone(doc.FeeConfigs)
-	return doc, nil
+	p := &parsed{raw: bytes.Clone(row.Document)}
+	if err := json.Unmarshal(row.Document, &p.doc); err != nil {
+		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
+	}
+	docs.Store(row.Tenant, p)
+	return &p.doc, nil
 }
 
 // WebhookEndpoint returns the webhookEndpoint of a stored configuration
 // (nil when none is set), without the rest of Get's rendering.
 func WebhookEndpoint(row store.PlatformConfig) (*string, error) {
-	var doc document
-	if err := json.Unmarshal(row.Document, &doc); err != nil {
-		return nil, fmt.Errorf("platformconfig: stored document: %w", err)
+	doc, err := parse(row)
+	if err != nil {
+		return nil, err
 	}
 	return doc.WebhookEndpoint, nil
 }

@@ -213,6 +213,28 @@ func TestGet_ReusedParseIsNotShared(t *testing.T) {
 	})
 }
 
+// WebhookEndpoint shares Get's parse: it answers the endpoint of the row it
+// is given, the tenant's last parse reused only while the bytes are the same.
+func TestWebhookEndpoint_FollowsTheStoredBytes(t *testing.T) {
+	tn := store.Tenant{PlatformID: "Platform:endpoint-test", Env: store.EnvSandbox}
+	row := func(doc string) store.PlatformConfig { return store.PlatformConfig{Tenant: tn, Document: []byte(doc)} }
+	for _, c := range []struct{ doc, want string }{
+		{`{"webhookEndpoint":"https://a.example.com/h"}`, "https://a.example.com/h"},
+		{`{"webhookEndpoint":"https://a.example.com/h"}`, "https://a.example.com/h"},
+		{`{"webhookEndpoint":"https://b.example.com/h"}`, "https://b.example.com/h"},
+		{`{}`, "<nil>"},
+		{`{"webhookEndpoint":"https://a.example.com/h"}`, "https://a.example.com/h"},
+	} {
+		ep, err := platformconfig.WebhookEndpoint(row(c.doc))
+		if err != nil || str(ep) != c.want {
+			t.Fatalf("%s: %s, %v; want %s", c.doc, str(ep), err, c.want)
+		}
+	}
+	if _, err := platformconfig.WebhookEndpoint(row(`{`)); err == nil {
+		t.Fatal("a stored document that is not JSON answered")
+	}
+}
+
 // R-TOKCFG-07 at the service: omitted fields are kept, null clears, a value
 // replaces; a refused patch changes nothing; each environment is separate.
 func TestUpdate_PatchSemantics(t *testing.T) {

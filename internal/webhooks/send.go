@@ -46,13 +46,10 @@ func (o outcome) delivered() bool { return o.Status >= 200 && o.Status <= 299 }
 
 // sender signs and sends one event to a tenant's endpoint.
 type sender struct {
-	db  *store.DB
-	log *slog.Logger
-	key *serviceKey
-	// endpoints keeps each tenant's endpoint as decoded from its
-	// configuration document (endpoint.go).
-	endpoints endpoints
-	guard     *Guard
+	db    *store.DB
+	log   *slog.Logger
+	key   *serviceKey
+	guard *Guard
 	// open dials any address, strict only those its policy permits; each
 	// keeps its own connections (see newClient).
 	open, strict *http.Client
@@ -76,7 +73,7 @@ func newSender(db *store.DB, log *slog.Logger, timeout time.Duration, guard *Gua
 // webhook endpoint as configured now.
 func (s *sender) send(ctx context.Context, t store.Tenant, eventID string, body []byte) outcome {
 	o := outcome{At: s.db.Now().UTC()}
-	endpoint, err := s.endpoints.get(ctx, s.db, t)
+	endpoint, err := endpointOf(ctx, s.db, t)
 	if err != nil {
 		return s.internal(o, "read the platform configuration", err)
 	}
