@@ -18,6 +18,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/apierr"
 	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/internal/idempotency"
+	"github.com/paymentsd/paymentsd/internal/store"
 )
 
 // handlerFunc is a handler that returns its error instead of writing it.
@@ -51,6 +52,11 @@ type route struct {
 	// and names what is too large, e.g. a file over its limit is 400
 	// INVALID_INPUT (R-PDOC-04).
 	oversized func(r *http.Request, prefix []byte) error
+	// readAhead, when set, names the internal accounts a body asks about:
+	// the credential's statement reads them (store.TokenByClientIDSeeing)
+	// for the handler's read of them (InternalAccountsWithOwners). It only
+	// saves a statement: a body it misreads is read as usual.
+	readAhead func(body []byte) []string
 	// query names every query parameter the route reads; any other is 400
 	// INVALID_INPUT, so a misspelt filter never lists everything. Lists
 	// declare theirs with listQuery.
@@ -142,6 +148,18 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		}
 		return rt.h(w, r)
 	}
+	// A route that reads ahead with the credential (readAhead) reads its
+	// body first, when it is small and declared; what goes wrong reading it
+	// is answered after authentication, as for every other route.
+	body, bodyErr, bodyRead := []byte(nil), error(nil), false
+	var ahead []string
+	if rt.readAhead != nil && !rt.agent && !rt.open && hasBody(r) && r.ContentLength >= 0 && r.ContentLength <= readAheadMaxBody {
+		body, bodyErr = s.routeBody(w, r, rt)
+		bodyRead = true
+		if bodyErr == nil {
+			ahead = rt.readAhead(body)
+		}
+	}
 	var ctx context.Context
 	var err error
 	switch {
@@ -150,7 +168,7 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	case rt.open:
 		ctx = r.Context()
 	default:
-		ctx, err = s.authenticatePlatform(w, r, rt)
+		ctx, err = s.authenticatePlatform(w, r, rt, ahead)
 	}
 	if err != nil {
 		return err
@@ -163,20 +181,12 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	if err := checkQuery(r, rt); err != nil {
 		return err
 	}
-	if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
-		limit := rt.maxBody
-		if limit == 0 {
-			limit = s.opts.MaxBodyBytes
+	if hasBody(r) {
+		if !bodyRead {
+			body, bodyErr = s.routeBody(w, r, rt)
 		}
-		body, err := readBody(w, r, limit, rt.oversized != nil)
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig) && rt.oversized != nil:
-			return rt.oversized(r, body)
-		case errors.As(err, &tooBig):
-			return apierr.Newf(apierr.CodePayloadTooLarge, "Request body exceeds %d bytes", limit)
-		case err != nil:
-			return apierr.InvalidInput("Could not read the request body")
+		if bodyErr != nil {
+			return bodyErr
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		ctx = context.WithValue(ctx, bodyKey{}, body)
@@ -188,25 +198,62 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	return rt.h(w, r)
 }
 
+// readAheadMaxBody bounds the body a route with readAhead reads before
+// authenticating: a larger one (or one of unknown length) is read after, as
+// on every other route, and nothing is read ahead.
+const readAheadMaxBody = 16 << 10
+
+func hasBody(r *http.Request) bool {
+	return r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut
+}
+
+// routeBody reads the request's body within the route's limit, as the API
+// error a failure answers.
+func (s *Server) routeBody(w http.ResponseWriter, r *http.Request, rt route) ([]byte, error) {
+	limit := rt.maxBody
+	if limit == 0 {
+		limit = s.opts.MaxBodyBytes
+	}
+	body, err := readBody(w, r, limit, rt.oversized != nil)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig) && rt.oversized != nil:
+		return nil, rt.oversized(r, body)
+	case errors.As(err, &tooBig):
+		return nil, apierr.Newf(apierr.CodePayloadTooLarge, "Request body exceeds %d bytes", limit)
+	case err != nil:
+		return nil, apierr.InvalidInput("Could not read the request body")
+	}
+	return body, nil
+}
+
 // authenticatePlatform checks HTTP Basic platform credentials, the token's
-// rate, the sandbox restriction and the route's permission need.
-func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt route) (context.Context, error) {
+// rate, the sandbox restriction and the route's permission need. accountIDs
+// are the internal accounts the route's body names (readAhead), read with
+// the credential for the route's own read of them.
+func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt route, accountIDs []string) (context.Context, error) {
 	// A route that records its key in its transaction asks next whether the
 	// key is taken (idempotentInTx): the credential's statement answers it.
-	key := ""
+	ahead := store.ReadAhead{AccountIDs: accountIDs}
 	if rt.recordsInTx {
-		key = r.Header.Get("Idempotency-Key")
+		ahead.Key = r.Header.Get("Idempotency-Key")
 	}
-	p, seen, err := s.platformPrincipal(w, r, key)
+	p, seen, read, err := s.platformPrincipal(w, r, ahead)
 	if err != nil {
 		return nil, err
 	}
-	if key != "" {
+	ctx := store.WithAccountsRead(r.Context(), seen.Accounts)
+	if ahead.Key != "" {
 		// Set even when not read (an in-process call: the zero keySeen,
 		// whose key matches none), so that a call made from inside another
 		// request never takes that request's look.
-		r = r.WithContext(context.WithValue(r.Context(), keySeenKey{}, seen))
+		var k keySeen
+		if read {
+			k = keySeen{key: ahead.Key, seen: seen.Key}
+		}
+		ctx = context.WithValue(ctx, keySeenKey{}, k)
 	}
+	r = r.WithContext(ctx)
 	if err := s.admit(w, r, p); err != nil {
 		return nil, err
 	}
@@ -220,35 +267,31 @@ func (s *Server) authenticatePlatform(w http.ResponseWriter, r *http.Request, rt
 }
 
 // platformPrincipal resolves platform credentials: the principal of an
-// in-process call (Call), else the request's Basic credentials. With a key,
-// it also reports what the credential's statement found of that
-// Idempotency-Key in the tenant; the zero keySeen when it read none (an
-// in-process call: the caller then looks the key up itself).
-func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request, key string) (auth.Principal, keySeen, error) {
+// in-process call (Call), else the request's Basic credentials. Those are
+// read with what ahead asks (store.TokenByClientIDSeeing), and read
+// reports that they were; an in-process call reads nothing (the caller
+// then looks things up itself).
+func (s *Server) platformPrincipal(w http.ResponseWriter, r *http.Request, ahead store.ReadAhead) (p auth.Principal, seen store.Seen, read bool, err error) {
 	if p, ok := inProcessPrincipal(r); ok {
-		return p, keySeen{}, nil
+		return p, store.Seen{}, false, nil
 	}
 	clientID, secret, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
-		return auth.Principal{}, keySeen{}, apierr.Unauthorized()
+		return auth.Principal{}, store.Seen{}, false, apierr.Unauthorized()
 	}
-	var p auth.Principal
-	var seen keySeen
-	var err error
-	if key != "" {
-		seen.key = key
-		p, seen.seen, err = s.tokens.AuthenticateSeeingKey(r.Context(), clientID, secret, key)
-	} else {
+	if ahead.Key == "" && len(ahead.AccountIDs) == 0 {
 		p, err = s.tokens.Authenticate(r.Context(), clientID, secret)
+	} else {
+		p, seen, err = s.tokens.AuthenticateSeeing(r.Context(), clientID, secret, ahead)
 	}
 	if err != nil {
 		if _, isAPI := apierr.From(err); isAPI {
 			w.Header().Set("WWW-Authenticate", `Basic realm="paymentsd"`)
 		}
-		return auth.Principal{}, keySeen{}, err
+		return auth.Principal{}, store.Seen{}, false, err
 	}
-	return p, seen, nil
+	return p, seen, true, nil
 }
 
 // keySeen is what the credential's statement found of a request's

@@ -24,7 +24,8 @@ func init() { routeGroups = append(routeGroups, (*Server).quoteRoutes) }
 // (auth.NeedMoney); both honour Idempotency-Key.
 func (s *Server) quoteRoutes() {
 	h := &quoteHandlers{s: s, svc: s.quoteService()}
-	s.handle(route{pattern: "POST /quotes", need: auth.NeedMoney, idempotent: true, recordsInTx: true, h: h.create})
+	s.handle(route{pattern: "POST /quotes", need: auth.NeedMoney, idempotent: true, recordsInTx: true,
+		readAhead: quotes.AccountsNamed, h: h.create})
 	s.handle(route{pattern: "GET /quotes/{quoteId}", need: auth.NeedView, h: h.get})
 	s.handle(route{pattern: "POST /quotes/{quoteId}/execute", need: auth.NeedMoney, idempotent: true, h: h.execute})
 }

@@ -171,16 +171,38 @@ type resolved struct {
 // destination, and their owners with the agreements they accepted, in one
 // query.
 func (s *Service) internalAccounts(ctx context.Context, t store.Tenant, req *Request) (map[string]store.InternalAccount, map[string]store.AccountOwner, error) {
-	var ids []string
-	for _, p := range []*string{req.Source.AccountID, req.Destination.AccountID} {
-		if p != nil && strings.HasPrefix(*p, id.InternalAccount+":") {
-			ids = append(ids, *p)
-		}
-	}
+	ids := internalAccountIDs(req.Source.AccountID, req.Destination.AccountID)
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
 	return s.DB.Read().InternalAccountsWithOwners(ctx, t, ids...)
+}
+
+// internalAccountIDs are those of a request's source and destination
+// account ids that name internal accounts.
+func internalAccountIDs(source, destination *string) []string {
+	var ids []string
+	for _, p := range []*string{source, destination} {
+		if p != nil && strings.HasPrefix(*p, id.InternalAccount+":") {
+			ids = append(ids, *p)
+		}
+	}
+	return ids
+}
+
+// AccountsNamed reads from a POST /quotes body the internal accounts the
+// quote will read (internalAccounts), without validating anything: the
+// request's credential statement reads them ahead (store.ReadAhead). A
+// body it cannot read names none.
+func AccountsNamed(body []byte) []string {
+	var b struct {
+		Source      struct{ AccountID *string } `json:"source"`
+		Destination struct{ AccountID *string } `json:"destination"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil
+	}
+	return internalAccountIDs(b.Source.AccountID, b.Destination.AccountID)
 }
 
 // senderTerms is the sender's row and whether it accepted the end-user

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 	"time"
 )
@@ -54,19 +55,34 @@ const liveAccountOwner = ` AND (customer_id IS NULL OR EXISTS (SELECT 1 FROM cus
 	WHERE c.id = internal_accounts.customer_id AND c.deleted_at IS NULL))`
 
 func scanInternalAccount(row interface{ Scan(...any) error }) (InternalAccount, error) {
-	var a InternalAccount
-	var customer, dest sql.NullString
-	var info, owner string
-	var created, updated int64
-	if err := row.Scan(&a.ID, &a.Tenant.PlatformID, &a.Tenant.Env, &customer, &a.Type, &a.Currency, &a.Status,
-		&a.LedgerAccountID, &a.FundingReference, &info, &dest, &a.PrivateEnabled, &created, &updated, &owner); err != nil {
-		return InternalAccount{}, classify(err)
+	a, ok, err := scanInternalAccountOrNone(row)
+	if err == nil && !ok {
+		err = errors.New("store: an internal account row without an id")
 	}
-	a.CustomerID, a.RuleDestinationID = customer.String, dest.String
-	a.Suspense = customer.String == "" && owner == SuspenseOwner
-	a.Instructions = []byte(info)
-	a.CreatedAt, a.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return a, nil
+	return a, err
+}
+
+// scanInternalAccountOrNone is scanInternalAccount for the columns of an
+// outer join's side: ok is false when the row holds no account (its id is
+// NULL).
+func scanInternalAccountOrNone(row interface{ Scan(...any) error }) (a InternalAccount, ok bool, err error) {
+	var id, platformID, env, customer, typ, currency, status, ledgerID, ref, info, dest, owner sql.NullString
+	var private sql.NullBool
+	var created, updated sql.NullInt64
+	if err := row.Scan(&id, &platformID, &env, &customer, &typ, &currency, &status,
+		&ledgerID, &ref, &info, &dest, &private, &created, &updated, &owner); err != nil {
+		return InternalAccount{}, false, classify(err)
+	}
+	if !id.Valid {
+		return InternalAccount{}, false, nil
+	}
+	a = InternalAccount{ID: id.String, Tenant: Tenant{PlatformID: platformID.String, Env: env.String},
+		CustomerID: customer.String, Type: typ.String, Currency: currency.String, Status: status.String,
+		LedgerAccountID: ledgerID.String, FundingReference: ref.String, Instructions: []byte(info.String),
+		RuleDestinationID: dest.String, PrivateEnabled: private.Bool}
+	a.Suspense = customer.String == "" && owner.String == SuspenseOwner
+	a.CreatedAt, a.UpdatedAt = fromMicros(created.Int64), fromMicros(updated.Int64)
+	return a, true, nil
 }
 
 func iaNullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
@@ -121,41 +137,69 @@ type AccountOwner struct {
 // who own the accounts it found with their agreements, keyed by customer
 // id, in one query: a quote reads its accounts and its sender together.
 func (q Q) InternalAccountsWithOwners(ctx context.Context, t Tenant, ids ...string) (map[string]InternalAccount, map[string]AccountOwner, error) {
-	accounts, owners := map[string]InternalAccount{}, map[string]AccountOwner{}
-	err := q.eachInChunks(ctx, ledgerDedupe(ids), func(in string) (string, []any) {
-		return `SELECT ` + internalAccountColsIA + `, ` + customerColsC + `, a.agreement_type, a.terms_version
-			FROM internal_accounts ia
-			LEFT JOIN customers c ON c.id = ia.customer_id AND c.platform_id = ia.platform_id AND c.env = ia.env
-				AND c.deleted_at IS NULL
-			LEFT JOIN customer_agreements a ON a.customer_id = c.id AND a.platform_id = c.platform_id AND a.env = c.env
-			WHERE ia.platform_id = ? AND ia.env = ? AND ia.id IN (` + in + `) AND (ia.customer_id IS NULL OR c.id IS NOT NULL)
+	ids = ledgerDedupe(ids)
+	if r, ok := q.readAheadFor(ctx, t, ids); ok {
+		return r.accounts, r.owners, nil
+	}
+	got := newOwnedAccounts()
+	err := q.eachInChunks(ctx, ids, func(in string) (string, []any) {
+		return `SELECT ` + ownedAccountCols + ` FROM internal_accounts ia ` + ownedAccountJoins + `
+			WHERE ia.platform_id = ? AND ia.env = ? AND ia.id IN (` + in + `) AND ` + liveOwnedAccount + `
 			ORDER BY a.agreement_type`, []any{t.PlatformID, t.Env}
-	}, func(r *sql.Rows) error {
-		var c Customer
-		var owned bool
-		var typ, version sql.NullString
-		a, err := scanInternalAccount(withCustomerOrNone{r, &c, &owned, []any{&typ, &version}})
-		if err != nil {
-			return err
-		}
-		if owned {
-			a.PlatformCustomerID = c.PlatformCustomerID
-			o, seen := owners[c.ID]
-			if !seen {
-				o = AccountOwner{Customer: c, Agreed: []AgreedTerms{}}
-			}
-			if agreed := (AgreedTerms{Type: typ.String, TermsVersion: version.String}); typ.Valid && !slices.Contains(o.Agreed, agreed) {
-				o.Agreed = append(o.Agreed, agreed)
-			}
-			owners[c.ID] = o
-		}
-		accounts[a.ID] = a
-		return nil
-	})
+	}, func(r *sql.Rows) error { return got.add(r) })
 	if err != nil {
 		return nil, nil, err
 	}
-	return accounts, owners, nil
+	return got.accounts, got.owners, nil
+}
+
+// The parts of InternalAccountsWithOwners' statement that the credential's
+// read-ahead (read_ahead.go) shares: the columns ownedAccounts.add reads,
+// the owner's and its agreements' joins to internal_accounts ia, and the
+// condition that keeps the accounts of deleted customers out.
+var ownedAccountCols = internalAccountColsIA + `, ` + customerColsC + `, a.agreement_type, a.terms_version`
+
+const (
+	ownedAccountJoins = `LEFT JOIN customers c ON c.id = ia.customer_id AND c.platform_id = ia.platform_id AND c.env = ia.env
+				AND c.deleted_at IS NULL
+			LEFT JOIN customer_agreements a ON a.customer_id = c.id AND a.platform_id = c.platform_id AND a.env = c.env`
+	liveOwnedAccount = `(ia.customer_id IS NULL OR c.id IS NOT NULL)`
+)
+
+// ownedAccounts collects InternalAccountsWithOwners' answer from its rows:
+// one per account and agreement of its owner, in agreement order.
+type ownedAccounts struct {
+	accounts map[string]InternalAccount
+	owners   map[string]AccountOwner
+}
+
+func newOwnedAccounts() *ownedAccounts {
+	return &ownedAccounts{accounts: map[string]InternalAccount{}, owners: map[string]AccountOwner{}}
+}
+
+// add reads ownedAccountCols from a row; a row without an account (an
+// outer join's NULLs) adds nothing.
+func (o *ownedAccounts) add(row interface{ Scan(...any) error }) error {
+	var c Customer
+	var owned bool
+	var typ, version sql.NullString
+	a, found, err := scanInternalAccountOrNone(withCustomerOrNone{row, &c, &owned, []any{&typ, &version}})
+	if err != nil || !found {
+		return err
+	}
+	if owned {
+		a.PlatformCustomerID = c.PlatformCustomerID
+		owner, seen := o.owners[c.ID]
+		if !seen {
+			owner = AccountOwner{Customer: c, Agreed: []AgreedTerms{}}
+		}
+		if agreed := (AgreedTerms{Type: typ.String, TermsVersion: version.String}); typ.Valid && !slices.Contains(owner.Agreed, agreed) {
+			owner.Agreed = append(owner.Agreed, agreed)
+		}
+		o.owners[c.ID] = owner
+	}
+	o.accounts[a.ID] = a
+	return nil
 }
 
 // internalAccountColsIA is internalAccountSelect qualified by the alias ia.

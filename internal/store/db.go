@@ -43,7 +43,8 @@ type DB struct {
 
 	writeStmts, readStmts *stmtCache // SQLite only (stmts.go)
 
-	settings *settingsCache // settings.go
+	settings *settingsCache  // settings.go
+	aheads   readAheadCounts // read_ahead.go
 
 	secretsMu     sync.Mutex
 	serverSecrets map[string][]byte // secrets.go: opened server secrets, by name
@@ -211,7 +212,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Read returns a querier for reads outside a transaction.
 func (db *DB) Read() Q {
-	return Q{engine: db.engine, x: db.read, now: db.now, stmts: db.readStmts, settings: db.settings, keys: db.opts.Keyring}
+	return Q{engine: db.engine, x: db.read, now: db.now, stmts: db.readStmts, settings: db.settings, keys: db.opts.Keyring, aheads: &db.aheads}
 }
 
 // Tx is a write transaction. Its Q methods run inside it.
@@ -294,5 +295,5 @@ func (db *DB) newTx(x execer, sqlTx *sql.Tx) *Tx {
 
 // Write returns a querier for single-statement writes outside a transaction.
 func (db *DB) Write() Q {
-	return Q{engine: db.engine, x: db.write, now: db.now, stmts: db.writeStmts, settings: db.settings, keys: db.opts.Keyring}
+	return Q{engine: db.engine, x: db.write, now: db.now, stmts: db.writeStmts, settings: db.settings, keys: db.opts.Keyring, aheads: &db.aheads}
 }

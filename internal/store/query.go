@@ -52,6 +52,8 @@ type Q struct {
 	staleSettings map[settingKey]struct{}
 	// keys seals and opens secrets at rest (secrets.go); nil: none given.
 	keys *keyring.Keyring
+	// aheads counts the credential statements' read-aheads (read_ahead.go).
+	aheads *readAheadCounts
 }
 
 // Engine reports the engine behind q.

@@ -54,18 +54,6 @@ func (q Q) TokenByClientID(ctx context.Context, clientID string) (Token, error) 
 	return scanToken(q.queryRow(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE client_id = ?`, clientID))
 }
 
-// TokenByClientIDSeeingKey is TokenByClientID that also reports whether
-// the token's tenant holds the Idempotency-Key key, in the same round trip:
-// the request that authenticates with the token asks it next
-// (GetIdempotencyKey's existence), and this saves it a statement.
-func (q Q) TokenByClientIDSeeingKey(ctx context.Context, clientID, key string) (Token, bool, error) {
-	var seen bool
-	t, err := scanToken(tailScan{row: q.queryRow(ctx, `SELECT `+tokenCols+`, EXISTS (SELECT 1 FROM idempotency_keys k
-		WHERE k.platform_id = api_tokens.platform_id AND k.env = api_tokens.env AND k.idem_key = ?)
-		FROM api_tokens WHERE client_id = ?`, key, clientID), tail: []any{&seen}})
-	return t, seen, err
-}
-
 // GetToken returns a live (not deleted) token of the tenant.
 func (q Q) GetToken(ctx context.Context, t Tenant, id string) (Token, error) {
 	return scanToken(q.queryRow(ctx, `SELECT `+tokenCols+` FROM api_tokens

@@ -169,18 +169,23 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (au
 	return s.check(ctx, row, err, secret)
 }
 
-// AuthenticateSeeingKey is Authenticate that also reports whether the
-// principal's tenant already holds the Idempotency-Key key, read in the
-// same statement as the credential (store.TokenByClientIDSeeingKey). What
-// it reports is what GetIdempotencyKey would have found a moment later;
-// the key's record at the commit still decides a race.
-func (s *Service) AuthenticateSeeingKey(ctx context.Context, clientID, secret, key string) (auth.Principal, bool, error) {
+// AuthenticateSeeing is Authenticate that also answers ahead, in the
+// same statement as the credential (store.TokenByClientIDSeeing): whether
+// the principal's tenant already holds the Idempotency-Key ahead.Key, and
+// that tenant's internal accounts among ahead.AccountIDs. What it reports
+// is what the request's own reads would have found a moment later; the
+// key's record at the commit still decides a race. A refused credential
+// reports nothing.
+func (s *Service) AuthenticateSeeing(ctx context.Context, clientID, secret string, ahead store.ReadAhead) (auth.Principal, store.Seen, error) {
 	if clientID == "" || secret == "" {
-		return auth.Principal{}, false, apierr.Unauthorized()
+		return auth.Principal{}, store.Seen{}, apierr.Unauthorized()
 	}
-	row, seen, err := s.DB.Read().TokenByClientIDSeeingKey(ctx, clientID, key)
+	row, seen, err := s.DB.Read().TokenByClientIDSeeing(ctx, clientID, ahead)
 	p, err := s.check(ctx, row, err, secret)
-	return p, seen && err == nil, err
+	if err != nil {
+		return p, store.Seen{}, err
+	}
+	return p, seen, nil
 }
 
 // check answers a credential lookup: the principal of a live token whose

@@ -358,11 +358,11 @@ func as(tn store.Tenant) auth.Principal {
 	return auth.Principal{Tenant: tn, Permissions: []string{auth.Transact}}
 }
 
-// AuthenticateSeeingKey answers what Authenticate answers, and whether the
+// AuthenticateSeeing answers what Authenticate answers, and whether the
 // token's own tenant (platform and environment) holds the Idempotency-Key:
 // another environment's record of the same key is not the tenant's, and a
 // refused credential reports nothing.
-func TestAuthenticateSeeingKey_TheTenantsOwnKey(t *testing.T) {
+func TestAuthenticateSeeing_TheTenantsOwnKey(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f, ctx := newFixture(t, db), context.Background()
 		tok := f.create(t, f.sandbox, CreateRequest{Name: ptr("k"), Permissions: []string{auth.Transact}})
@@ -373,12 +373,12 @@ func TestAuthenticateSeeingKey_TheTenantsOwnKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		for key, want := range map[string]bool{"k-sandbox": true, "k-prod": false, "k-none": false} {
-			p, seen, err := f.svc.AuthenticateSeeingKey(ctx, tok.ClientID, tok.ClientSecret, key)
-			if err != nil || seen != want || p.Tenant != f.sandbox || p.TokenID != tok.ID {
+			p, seen, err := f.svc.AuthenticateSeeing(ctx, tok.ClientID, tok.ClientSecret, store.ReadAhead{Key: key})
+			if err != nil || seen.Key != want || seen.Accounts != nil || p.Tenant != f.sandbox || p.TokenID != tok.ID {
 				t.Fatalf("%s: %+v seen %v %v; want the sandbox principal, seen %v", key, p, seen, err, want)
 			}
 		}
-		if _, seen, err := f.svc.AuthenticateSeeingKey(ctx, tok.ClientID, "wrong", "k-sandbox"); seen {
+		if _, seen, err := f.svc.AuthenticateSeeing(ctx, tok.ClientID, "wrong", store.ReadAhead{Key: "k-sandbox"}); seen != (store.Seen{}) {
 			t.Fatalf("a refused credential (%v) reported the key", err)
 		} else {
 			wantAPIErr(t, err, 401, apierr.CodeUnauthorized)
