@@ -111,7 +111,7 @@ func (q Q) TokenByClientIDSeeing(ctx context.Context, clientID string, ahead Rea
 		FROM api_tokens t LEFT JOIN (internal_accounts ia `+ownedAccountJoins+`)
 			ON ia.platform_id = t.platform_id AND ia.env = t.env AND ia.id IN (`+ledgerPlaceholders(len(ids))+`)
 			AND `+liveOwnedAccount+`
-		WHERE t.client_id = ? ORDER BY a.agreement_type`,
+		WHERE t.client_id = ?`,
 		append(append([]any{ahead.Key}, ledgerAnys(ids)...), clientID)...)
 	if err != nil {
 		return Token{}, Seen{}, err
@@ -129,6 +129,7 @@ func (q Q) TokenByClientIDSeeing(ctx context.Context, clientID string, ahead Rea
 	case !found:
 		return Token{}, Seen{}, ErrNotFound
 	}
+	got.sortAgreed()
 	seen.Accounts = &AccountsRead{tenant: Tenant{PlatformID: tok.PlatformID, Env: tok.Env}, ids: ids,
 		accounts: got.accounts, owners: got.owners}
 	if q.aheads != nil {
