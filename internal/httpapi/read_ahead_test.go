@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/paymentsd/paymentsd/internal/id"
+	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
 // POST /quotes reads the internal accounts its body names with its
@@ -60,4 +61,18 @@ func TestQuotes_AccountsReadAheadWithTheCredential(t *testing.T) {
 			t.Fatalf("read-aheads %+v, then %+v; want none", before, got)
 		}
 	})
+}
+
+// A client that waits to be told to send its body (Expect: 100-continue)
+// is answered 401 without being asked for it, as before POST /quotes read
+// its body ahead: the read-ahead leaves such a request alone. A client that
+// sends its body at once gets 401 too.
+func TestQuotes_ReadAheadLeavesExpectContinueAlone(t *testing.T) {
+	e := newEnv(t, storetest.OpenSQLite(t), Options{})
+	addr := serveTCP(t, e)
+	head := "POST /" + Version + "/quotes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+	res, body := rawExchange(t, addr, head+"Expect: 100-continue\r\n\r\n") // the body is never sent
+	checkJSONError(t, res, body, http.StatusUnauthorized, "UNAUTHORIZED")
+	res, body = rawExchange(t, addr, head+"Connection: close\r\n\r\n{}")
+	checkJSONError(t, res, body, http.StatusUnauthorized, "UNAUTHORIZED")
 }

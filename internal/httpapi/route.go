@@ -149,11 +149,13 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		return rt.h(w, r)
 	}
 	// A route that reads ahead with the credential (readAhead) reads its
-	// body first, when it is small and declared; what goes wrong reading it
-	// is answered after authentication, as for every other route.
+	// body first, when it is small and declared and the client does not wait
+	// to be told to send it (Expect: 100-continue); what goes wrong reading
+	// it is answered after authentication, as for every other route.
 	body, bodyErr, bodyRead := []byte(nil), error(nil), false
 	var ahead []string
-	if rt.readAhead != nil && !rt.agent && !rt.open && hasBody(r) && r.ContentLength >= 0 && r.ContentLength <= readAheadMaxBody {
+	if rt.readAhead != nil && !rt.agent && !rt.open && hasBody(r) && r.ContentLength >= 0 &&
+		r.ContentLength <= readAheadMaxBody && r.Header.Get("Expect") == "" {
 		body, bodyErr = s.routeBody(w, r, rt)
 		bodyRead = true
 		if bodyErr == nil {
