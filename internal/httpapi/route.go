@@ -148,20 +148,7 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		}
 		return rt.h(w, r)
 	}
-	// A route that reads ahead with the credential (readAhead) reads its
-	// body first, when it is small and declared and the client does not wait
-	// to be told to send it (Expect: 100-continue); what goes wrong reading
-	// it is answered after authentication, as for every other route.
-	body, bodyErr, bodyRead := []byte(nil), error(nil), false
-	var ahead []string
-	if rt.readAhead != nil && !rt.agent && !rt.open && hasBody(r) && r.ContentLength >= 0 &&
-		r.ContentLength <= readAheadMaxBody && r.Header.Get("Expect") == "" {
-		body, bodyErr = s.routeBody(w, r, rt)
-		bodyRead = true
-		if bodyErr == nil {
-			ahead = rt.readAhead(body)
-		}
-	}
+	early := s.readEarly(w, r, rt)
 	var ctx context.Context
 	var err error
 	switch {
@@ -170,7 +157,7 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 	case rt.open:
 		ctx = r.Context()
 	default:
-		ctx, err = s.authenticatePlatform(w, r, rt, ahead)
+		ctx, err = s.authenticatePlatform(w, r, rt, early.accountIDs)
 	}
 	if err != nil {
 		return err
@@ -184,7 +171,8 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	if hasBody(r) {
-		if !bodyRead {
+		body, bodyErr := early.body, early.err
+		if !early.read {
 			body, bodyErr = s.routeBody(w, r, rt)
 		}
 		if bodyErr != nil {
@@ -198,6 +186,31 @@ func (s *Server) serveRoute(rt route, w http.ResponseWriter, r *http.Request) er
 		return s.idempotent(rt, w, r)
 	}
 	return rt.h(w, r)
+}
+
+// earlyBody is a request's body read before authenticating (readEarly).
+type earlyBody struct {
+	read       bool
+	body       []byte
+	err        error // answered after authentication, as for every other route
+	accountIDs []string
+}
+
+// readEarly reads the body of a route that reads ahead with the credential
+// (readAhead) before authenticating, when it is small and declared and the
+// client does not wait to be told to send it (Expect: 100-continue), and
+// names the accounts it asks about. Otherwise it reads nothing.
+func (s *Server) readEarly(w http.ResponseWriter, r *http.Request, rt route) earlyBody {
+	if rt.readAhead == nil || rt.agent || rt.open || !hasBody(r) || r.ContentLength < 0 ||
+		r.ContentLength > readAheadMaxBody || r.Header.Get("Expect") != "" {
+		return earlyBody{}
+	}
+	e := earlyBody{read: true}
+	e.body, e.err = s.routeBody(w, r, rt)
+	if e.err == nil {
+		e.accountIDs = rt.readAhead(e.body)
+	}
+	return e
 }
 
 // readAheadMaxBody bounds the body a route with readAhead reads before
