@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -206,11 +205,10 @@ func (o *ownedAccounts) add(row interface{ Scan(...any) error }) error {
 	return nil
 }
 
-// sortAgreed orders each owner's agreements by type (a customer accepts
-// each type once: customer_agreements' key).
+// sortAgreed orders each owner's agreements (sortAgreedTerms).
 func (o *ownedAccounts) sortAgreed() {
 	for _, owner := range o.owners {
-		slices.SortFunc(owner.Agreed, func(a, b AgreedTerms) int { return strings.Compare(a.Type, b.Type) })
+		sortAgreedTerms(owner.Agreed)
 	}
 }
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// The statements that collect InternalAccountsWithOwners' answer carry no
-// ORDER BY: sortAgreed puts each owner's agreements in type order (as
-// LiveCustomerWithAgreements reads them) whatever order the rows came in.
+// The statements that read agreements carry no ORDER BY: sortAgreed (and
+// LiveCustomerWithAgreements, through sortAgreedTerms) puts each owner's
+// agreements in type order whatever order the rows came in.
 func TestOwnedAccounts_SortAgreed(t *testing.T) {
 	o := newOwnedAccounts()
 	o.owners["Customer:a"] = AccountOwner{Agreed: []AgreedTerms{{"PRIVACY_POLICY", "v1"}, {"END_USER_TERMS", "v2"},
@@ -20,5 +20,9 @@ func TestOwnedAccounts_SortAgreed(t *testing.T) {
 	}
 	if got := o.owners["Customer:b"].Agreed; got == nil || len(got) != 0 {
 		t.Fatalf("none accepted: %#v; want an empty list", got)
+	}
+	one := []AgreedTerms{{"PRIVACY_POLICY", "v1"}, {"DATA_SHARING", "v1"}, {"END_USER_TERMS", "v2"}}
+	if sortAgreedTerms(one); !reflect.DeepEqual(one, want) {
+		t.Fatalf("one customer's: %v; want %v", one, want)
 	}
 }
