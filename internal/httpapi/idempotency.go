@@ -139,7 +139,7 @@ func (s *Server) idempotentInTx(rt route, w http.ResponseWriter, r *http.Request
 			return err
 		}
 		claim := &idempotency.Claim{Tenant: tenant, Key: key, Optimistic: true, Hash: hash}
-		rec := &recorder{header: http.Header{}}
+		rec := &recorder{header: http.Header{}, claim: claim}
 		err = rt.h(rec, r.WithContext(idempotency.With(r.Context(), claim)))
 		if errors.Is(err, idempotency.ErrRaced) {
 			continue
@@ -229,6 +229,26 @@ type recorder struct {
 	header http.Header
 	status int
 	body   []byte
+	// claim, when set, is the optimistic claim the handler runs under: once
+	// its service has recorded a response (claim.Body), idempotentInTx sends
+	// that in place of whatever the handler writes (see writeRecorded).
+	claim *idempotency.Claim
+}
+
+// writeRecorded answers with the body the handler's service recorded under
+// the request's Idempotency-Key in the transaction that made its effect
+// (idempotency.Record), when it recorded one on an optimistic claim. That
+// body, with the claim's status, is what idempotentInTx sends whatever the
+// handler writes, and it is the same encoding (idempotency.Encode) of the
+// same response, so writeJSON need not encode the response a second time.
+func (r *recorder) writeRecorded(status int) bool {
+	if r.claim == nil || r.claim.Body == nil {
+		return false
+	}
+	r.header.Set("Content-Type", "application/json")
+	r.WriteHeader(status)
+	r.body = r.claim.Body
+	return true
 }
 
 func (rec *recorder) send(w http.ResponseWriter) {

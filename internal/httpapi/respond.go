@@ -16,6 +16,9 @@ import (
 // writeJSON sends v with status, encoded as every response (and every
 // idempotent replay) is: compact JSON and a newline.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if rec, ok := w.(*recorder); ok && rec.writeRecorded(status) {
+		return // already encoded once, in the transaction that recorded it
+	}
 	body, err := idempotency.Encode(v)
 	if err != nil {
 		// Our own types always marshal; reaching here is a bug.
