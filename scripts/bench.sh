@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the runs documented in docs/benchmarks.md.
 #
-#   scripts/bench.sh [all|load|crash|scale|mix|delete|cards|twonode]   (default: all; mix, delete, cards and twonode are not in all)
+#   scripts/bench.sh [all|load|crash|scale|mix|delete|cards|twonode|ab]   (default: all; mix, delete, cards, twonode and ab are not in all)
 #
 # Needs Go, a local PostgreSQL that takes postgres://postgres@127.0.0.1:5432
 # (trust auth; override with PG=...), and pgbench on PATH. Results (text and
@@ -9,7 +9,8 @@
 # paymentsbench, paymentsbench_crash, paymentsbench_delete, paymentsbench_cards,
 # paymentsbench_scale, paymentsbench_pgbench, paymentsbench_sw and paymentsbench_twonode are dropped and
 # recreated. CS (load's concurrencies, default "8 64"), C (the other steps' concurrency, default 8), D and
-# ROUNDS (load's repetitions, default 3) override the concurrency, duration and rounds.
+# ROUNDS (load's repetitions, default 3) override the concurrency, duration and rounds; ab's A, B, PAIRS and
+# ENGINE choose the two versions it alternates (see ab below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -151,6 +152,38 @@ scale() {
 	done
 }
 
+ab() {
+	# Two versions of paymentsd alternated on this machine (A and B: git
+	# revisions, default HEAD~1 and HEAD): PAIRS pairs (default 6) of
+	# D-long loads at concurrency C on ENGINE (postgres or sqlite), A then B
+	# in each pair, without the reads and checks; then each pair's B over A
+	# for the rate and the CPU per transfer, and their medians. Versions
+	# compare only this way: a machine's rate drifts within minutes by more
+	# than most changes move it.
+	local eng=${ENGINE:-postgres} pairs=${PAIRS:-6} db reports=()
+	build_rev a "${A:-HEAD~1}"
+	build_rev b "${B:-HEAD}"
+	db="$PG/paymentsbench"
+	if [ "$eng" = sqlite ]; then db="sqlite:$OUT/ab/bench.db"; fi
+	for i in $(seq 1 "$pairs"); do
+		for v in a b; do
+			"$BIN/paymentsbench" -bin "$BIN/paymentsd-$v" -pg-admin "$PG/postgres" -spawn -db "$db" -customers 200 \
+				-c "$C" -d "$D" -reads=false -check=false -json "$OUT/ab-$v-$i.json" >"$OUT/ab-$v-$i.txt"
+			reports+=("$OUT/ab-$v-$i.json")
+		done
+	done
+	"$BIN/paymentsbench" pairs "${reports[@]}" | tee "$OUT/ab-pairs.txt"
+}
+
+# build_rev builds paymentsd at a git revision as $BIN/paymentsd-$1.
+build_rev() {
+	local wt
+	wt=$(mktemp -d)
+	git worktree add -q --detach "$wt" "$2"
+	(cd "$wt" && go build -o "$BIN/paymentsd-$1" ./cmd/paymentsd)
+	git worktree remove --force "$wt"
+}
+
 case "$WHAT" in
 all) machine; load; crash; scale ;;
 load) machine; load ;;
@@ -160,5 +193,6 @@ mix) mix ;;
 delete) delete ;;
 cards) cards ;;
 twonode) twonode ;;
-*) echo "usage: $0 [all|load|crash|scale|mix|delete|cards|twonode]" >&2; exit 2 ;;
+ab) ab ;;
+*) echo "usage: $0 [all|load|crash|scale|mix|delete|cards|twonode|ab]" >&2; exit 2 ;;
 esac

@@ -8,6 +8,7 @@
 //	paymentsbench reads -db URL                         (list and statement page latency, memory)
 //	paymentsbench audit -db URL                         (the database-side ledger invariants only)
 //	paymentsbench summary ROUND.json...                 (median and range over repeated runs)
+//	paymentsbench pairs A1.json B1.json A2.json B2.json… (two versions alternated: B over A per pair)
 //
 // It creates customers with accepted terms and funded USD accounts, sets the
 // webhook endpoint to a no-op receiver on loopback, then runs C workers for
@@ -53,6 +54,13 @@ func main() {
 		code, err := summaryMain(os.Args[2:], os.Stdout, os.Stderr)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "paymentsbench summary:", err)
+		}
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "pairs" {
+		code, err := pairsMain(os.Args[2:], os.Stdout, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "paymentsbench pairs:", err)
 		}
 		os.Exit(code)
 	}

@@ -187,20 +187,9 @@ func summaryMain(args []string, stdout, stderr io.Writer) (int, error) {
 	if fs.NArg() == 0 {
 		return 2, errors.New("give the JSON reports of the rounds (paymentsbench -json)")
 	}
-	var reports []Report
-	for _, p := range fs.Args() {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return 2, err
-		}
-		var r Report
-		if err := json.Unmarshal(b, &r); err != nil {
-			return 2, fmt.Errorf("%s: %w", p, err)
-		}
-		if strings.TrimSpace(r.Engine) == "" {
-			return 2, fmt.Errorf("%s: not a paymentsbench report (no engine)", p)
-		}
-		reports = append(reports, r)
+	reports, err := readReports(fs.Args())
+	if err != nil {
+		return 2, err
 	}
 	ss := summarise(reports)
 	writeSummary(stdout, ss)
@@ -219,4 +208,24 @@ func summaryMain(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// readReports reads the JSON reports (paymentsbench -json) at paths.
+func readReports(paths []string) ([]Report, error) {
+	var reports []Report
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var r Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if strings.TrimSpace(r.Engine) == "" {
+			return nil, fmt.Errorf("%s: not a paymentsbench report (no engine)", p)
+		}
+		reports = append(reports, r)
+	}
+	return reports, nil
 }
