@@ -1,0 +1,159 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+// BenchmarkInsertRowsValuesOrUnnest weighs the two shapes a batch's
+// multi-row insert can take on PostgreSQL: VALUES lists, one parameter a
+// column a row (what the committer sends), or one array a column unnested
+// (INSERT … SELECT FROM unnest, whose statement text does not change with
+// the number of rows). The table is shaped like events (a text primary key,
+// three secondary indexes, a 900-byte envelope). Besides the client's time
+// per statement it reports PostgreSQL's CPU per statement, read from the
+// backend's /proc entry (so only where PostgreSQL runs on this machine).
+//
+//	PAYMENTS_TEST_POSTGRES_URL=… go test -count=3 -run '^$' -bench InsertRowsValuesOrUnnest -benchtime 3000x ./internal/store/
+//
+// The twenty-fourth session's figures are in docs/benchmarks.md.
+func BenchmarkInsertRowsValuesOrUnnest(b *testing.B) {
+	url := os.Getenv("PAYMENTS_TEST_POSTGRES_URL")
+	if url == "" {
+		b.Skip("PAYMENTS_TEST_POSTGRES_URL is not set")
+	}
+	conn, pid := unnestBenchConn(b, url)
+	n := 0 // rows inserted so far: each run of a sub-benchmark continues the ids
+	for _, rows := range []int{4, 16, 48} {
+		for _, shape := range []string{"values", "unnest"} {
+			b.Run(fmt.Sprintf("rows=%d/%s", rows, shape), func(b *testing.B) {
+				build := valuesInsert
+				if shape == "unnest" {
+					build = unnestInsert
+				}
+				run := func() {
+					query, args := build(&n, rows)
+					if _, err := conn.ExecContext(context.Background(), query, args...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for range 100 { // the statement prepared and its plan settled
+					run()
+				}
+				before, ok := backendCPU(pid)
+				b.ResetTimer()
+				for range b.N {
+					run()
+				}
+				b.StopTimer()
+				if after, ok2 := backendCPU(pid); ok && ok2 {
+					b.ReportMetric(float64((after-before).Microseconds())/float64(b.N), "backend-µs/op")
+				}
+			})
+		}
+	}
+}
+
+// unnestBenchConn is one connection to a schema of its own, dropped after
+// the benchmark, with the benchmark's table, and its backend's process id.
+func unnestBenchConn(b *testing.B, url string) (*sql.Conn, int) {
+	ctx := context.Background()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	schema := "bench_unnest_" + strconv.Itoa(os.Getpid())
+	var pid int
+	err = conn.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
+	for _, q := range []string{`CREATE SCHEMA ` + schema, `SET search_path TO ` + schema,
+		`CREATE TABLE ev (id text PRIMARY KEY, platform_id text NOT NULL, env text NOT NULL, type text NOT NULL,
+			resource_id text NOT NULL, envelope text NOT NULL, created_at bigint NOT NULL)`,
+		`CREATE INDEX ev_by_resource ON ev (platform_id, env, resource_id, id)`,
+		`CREATE INDEX ev_by_tenant ON ev (platform_id, env, id)`,
+		`CREATE INDEX ev_by_type ON ev (platform_id, env, type, id)`} {
+		if err == nil {
+			_, err = conn.ExecContext(ctx, q)
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _, _ = conn.ExecContext(ctx, `DROP SCHEMA `+schema+` CASCADE`) })
+	return conn, pid
+}
+
+var unnestBenchEnvelope = strings.Repeat("x", 900)
+
+// unnestBenchRow is row n's values, in the table's column order.
+func unnestBenchRow(n int) []any {
+	return []any{fmt.Sprintf("Event:%09d", n), "Platform:1", "sandbox", "OUTGOING_PAYMENT.COMPLETED",
+		fmt.Sprintf("Transaction:%09d", n), unnestBenchEnvelope, int64(n)}
+}
+
+const unnestBenchInsert = `INSERT INTO ev (id, platform_id, env, type, resource_id, envelope, created_at) `
+
+// valuesInsert is rows new rows as a VALUES list: a parameter a value.
+func valuesInsert(n *int, rows int) (string, []any) {
+	tuples := make([]string, rows)
+	var args []any
+	for r := range tuples {
+		*n++
+		marks := make([]string, 7)
+		for k := range marks {
+			marks[k] = "$" + strconv.Itoa(len(args)+k+1)
+		}
+		tuples[r] = "(" + strings.Join(marks, ", ") + ")"
+		args = append(args, unnestBenchRow(*n)...)
+	}
+	return unnestBenchInsert + `VALUES ` + strings.Join(tuples, ", "), args
+}
+
+// unnestInsert is rows new rows as seven arrays, one a column.
+func unnestInsert(n *int, rows int) (string, []any) {
+	cols := make([][]string, 6)
+	created := make([]int64, 0, rows)
+	for range rows {
+		*n++
+		row := unnestBenchRow(*n)
+		for k := range cols {
+			cols[k] = append(cols[k], row[k].(string))
+		}
+		created = append(created, row[6].(int64))
+	}
+	return unnestBenchInsert + `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])`,
+		[]any{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], created}
+}
+
+// backendCPU is the user and system time of a local process, from
+// /proc/PID/stat (clock ticks of 10 ms); false where it cannot be read.
+func backendCPU(pid int) (time.Duration, bool) {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(raw)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // the name may hold spaces
+	if len(fields) < 13 {
+		return 0, false
+	}
+	user, err1 := strconv.ParseInt(fields[11], 10, 64)
+	sys, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(user+sys) * 10 * time.Millisecond, true
+}
