@@ -46,11 +46,16 @@ func cpuOf(r Report) CPUPerTransfer {
 }
 
 // comparePairs takes reports as A, B, A, B, …: pair i is reports 2i and
-// 2i+1. A figure either side lacks (no CPU where /proc is missing, no
+// 2i+1, of one engine and concurrency. A figure either side lacks (no CPU where /proc is missing, no
 // PostgreSQL on SQLite) is left out.
 func comparePairs(reports []Report) ([]PairFigure, error) {
 	if len(reports) == 0 || len(reports)%2 != 0 {
 		return nil, fmt.Errorf("%d reports: give them in pairs, A then B", len(reports))
+	}
+	for i := 0; i < len(reports); i += 2 {
+		if a, b := reports[i], reports[i+1]; a.Engine != b.Engine || a.Concurrency != b.Concurrency {
+			return nil, fmt.Errorf("pair %d: %s at c=%d against %s at c=%d", i/2+1, a.Engine, a.Concurrency, b.Engine, b.Concurrency)
+		}
 	}
 	var out []PairFigure
 	for _, f := range pairFigures {

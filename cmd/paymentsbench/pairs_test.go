@@ -34,7 +34,8 @@ func TestComparePairs_RatioPerPair(t *testing.T) {
 	}
 }
 
-// Figures a side lacks are left out; an odd number of reports is refused.
+// Figures a side lacks are left out; an odd number of reports, or a pair
+// of two engines, is refused.
 func TestComparePairs_MissingFiguresAndOddReports(t *testing.T) {
 	sq := Report{Engine: "sqlite", Throughput: 600, CPU: &CPUPerTransfer{MachineMs: 2, ServerMs: 1.8}}
 	figs, err := comparePairs([]Report{sq, sq})
@@ -43,6 +44,9 @@ func TestComparePairs_MissingFiguresAndOddReports(t *testing.T) {
 	}
 	if _, err := comparePairs([]Report{sq}); err == nil {
 		t.Fatal("one report accepted as a pair")
+	}
+	if _, err := comparePairs([]Report{sq, pairRun(600, 2, 1, 1)}); err == nil {
+		t.Fatal("SQLite against PostgreSQL accepted as a pair")
 	}
 	var out bytes.Buffer
 	writePairs(&out, 1, figs)
