@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 	"time"
 )
 
@@ -150,7 +149,6 @@ func (q Q) InternalAccountsWithOwners(ctx context.Context, t Tenant, ids ...stri
 	if err != nil {
 		return nil, nil, err
 	}
-	got.sortAgreed()
 	return got.accounts, got.owners, nil
 }
 
@@ -168,9 +166,8 @@ const (
 )
 
 // ownedAccounts collects InternalAccountsWithOwners' answer from its rows:
-// one per account and agreement of its owner, in no order (sortAgreed puts
-// each owner's agreements in LiveCustomerWithAgreements' order; sorting
-// them here costs less than PostgreSQL's Sort node, set up per statement).
+// one per account and agreement of its owner, in any order (addAgreed keeps
+// each owner's agreements in type order).
 type ownedAccounts struct {
 	accounts map[string]InternalAccount
 	owners   map[string]AccountOwner
@@ -196,20 +193,11 @@ func (o *ownedAccounts) add(row interface{ Scan(...any) error }) error {
 		if !seen {
 			owner = AccountOwner{Customer: c, Agreed: []AgreedTerms{}}
 		}
-		if agreed := (AgreedTerms{Type: typ.String, TermsVersion: version.String}); typ.Valid && !slices.Contains(owner.Agreed, agreed) {
-			owner.Agreed = append(owner.Agreed, agreed)
-		}
+		owner.Agreed = addAgreed(owner.Agreed, typ, version)
 		o.owners[c.ID] = owner
 	}
 	o.accounts[a.ID] = a
 	return nil
-}
-
-// sortAgreed orders each owner's agreements (sortAgreedTerms).
-func (o *ownedAccounts) sortAgreed() {
-	for _, owner := range o.owners {
-		sortAgreedTerms(owner.Agreed)
-	}
 }
 
 // internalAccountColsIA is internalAccountSelect qualified by the alias ia.

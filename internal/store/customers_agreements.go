@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"slices"
@@ -99,9 +100,7 @@ func (q Q) LiveCustomerWithAgreements(ctx context.Context, t Tenant, customerID 
 			return Customer{}, nil, err
 		}
 		c, found = row, true
-		if typ.Valid {
-			out = append(out, AgreedTerms{Type: typ.String, TermsVersion: version.String})
-		}
+		out = addAgreed(out, typ, version)
 	}
 	if err := rows.Err(); err != nil {
 		return Customer{}, nil, classify(err)
@@ -109,16 +108,27 @@ func (q Q) LiveCustomerWithAgreements(ctx context.Context, t Tenant, customerID 
 	if !found {
 		return Customer{}, nil, ErrNotFound
 	}
-	sortAgreedTerms(out)
 	return c, out, nil
 }
 
-// sortAgreedTerms puts a customer's agreements in type order, the order
-// every reader of them gives (LiveCustomerWithAgreements,
-// InternalAccountsWithOwners and the credential's read-ahead). A customer
-// accepts each type once (customer_agreements' key), so sorting the few
-// rows here is all the order there is; PostgreSQL would set up a Sort node
-// for every statement to do it.
-func sortAgreedTerms(list []AgreedTerms) {
-	slices.SortFunc(list, func(a, b AgreedTerms) int { return strings.Compare(a.Type, b.Type) })
+// addAgreed adds an agreement read from an outer join's row (NULL: none)
+// to a customer's list, in type order, once however many rows repeat it.
+// Every reader of agreements collects them through it
+// (LiveCustomerWithAgreements, InternalAccountsWithOwners and the
+// credential's read-ahead), so each gives that order without an ORDER BY:
+// a customer accepts each type once (customer_agreements' key), and placing
+// the few rows here costs less than the Sort node PostgreSQL would set up
+// for every statement.
+func addAgreed(list []AgreedTerms, typ, version sql.NullString) []AgreedTerms {
+	if !typ.Valid {
+		return list
+	}
+	agreed := AgreedTerms{Type: typ.String, TermsVersion: version.String}
+	i, dup := slices.BinarySearchFunc(list, agreed, func(a, b AgreedTerms) int {
+		return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.TermsVersion, b.TermsVersion))
+	})
+	if dup {
+		return list
+	}
+	return slices.Insert(list, i, agreed)
 }

@@ -129,7 +129,6 @@ func (q Q) TokenByClientIDSeeing(ctx context.Context, clientID string, ahead Rea
 	case !found:
 		return Token{}, Seen{}, ErrNotFound
 	}
-	got.sortAgreed()
 	seen.Accounts = &AccountsRead{tenant: Tenant{PlatformID: tok.PlatformID, Env: tok.Env}, ids: ids,
 		accounts: got.accounts, owners: got.owners}
 	if q.aheads != nil {
