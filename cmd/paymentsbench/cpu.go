@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/proccpu"
 )
 
 // Where the CPU time of a run goes, per acknowledged transfer. With the
@@ -15,10 +17,6 @@ import (
 // the cores can do; CPU per transfer says which process spends them, and
 // varies less between runs than transfers per second (docs/benchmarks.md).
 // Linux only: without /proc the report leaves it out.
-
-// clockTick is USER_HZ, the unit of /proc's CPU times (100 on Linux for
-// every architecture Go supports).
-const clockTick = 100
 
 // cpuSample is the CPU time used so far, by the machine and by the processes
 // of interest.
@@ -49,7 +47,7 @@ func takeCPU(server func() (time.Duration, bool)) (s cpuSample, ok bool) {
 	if s.Machine, err = machineBusy(); err != nil {
 		return s, false
 	}
-	if s.Tool, err = processCPU(os.Getpid()); err != nil {
+	if s.Tool, err = proccpu.Of(os.Getpid()); err != nil {
 		return s, false
 	}
 	if server != nil {
@@ -105,40 +103,9 @@ func parseMachineBusy(r io.Reader) (time.Duration, error) {
 			}
 			busy += v
 		}
-		return ticks(busy), nil
+		return proccpu.Ticks(busy), nil
 	}
 	return 0, fmt.Errorf("/proc/stat: no cpu line")
-}
-
-// processCPU is a process's user and system time from /proc/PID/stat.
-func processCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	_, t, err := parseProcStat(string(b))
-	return t, err
-}
-
-// parseProcStat reads the command name and utime+stime of a /proc/PID/stat
-// line. The name is in parentheses and may hold spaces, so the fields are
-// counted from the last ")".
-func parseProcStat(line string) (comm string, cpu time.Duration, err error) {
-	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
-	if open < 0 || end < open {
-		return "", 0, fmt.Errorf("/proc stat: no command name")
-	}
-	f := strings.Fields(line[end+1:])
-	// After the name: state(3) ppid(4) … utime(14) stime(15).
-	if len(f) < 13 {
-		return "", 0, fmt.Errorf("/proc stat: %d fields", len(f))
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return "", 0, fmt.Errorf("/proc stat: bad utime or stime")
-	}
-	return line[open+1 : end], ticks(u + s), nil
 }
 
 // postgresCPU sums the CPU time of the live processes named postgres. A
@@ -160,11 +127,9 @@ func postgresCPU() time.Duration {
 		if err != nil {
 			continue
 		}
-		if comm, t, err := parseProcStat(string(b)); err == nil && comm == "postgres" {
+		if comm, t, err := proccpu.Parse(string(b)); err == nil && comm == "postgres" {
 			total += t
 		}
 	}
 	return total
 }
-
-func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / clockTick }

@@ -23,22 +23,6 @@ func TestParseMachineBusy(t *testing.T) {
 	}
 }
 
-func TestParseProcStat(t *testing.T) {
-	// The command name may hold spaces and parentheses; utime and stime
-	// are the 14th and 15th fields.
-	line := "4242 (post gres) (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 1 0 100 0 0"
-	comm, cpu, err := parseProcStat(line)
-	if err != nil || comm != "post gres) (x)" || cpu != 325*10*time.Millisecond {
-		t.Fatalf("%q %v %v", comm, cpu, err)
-	}
-	if _, _, err := parseProcStat("4242 (short) S 1 2"); err == nil {
-		t.Fatal("a short line accepted")
-	}
-	if _, _, err := parseProcStat("no name here"); err == nil {
-		t.Fatal("a line without a name accepted")
-	}
-}
-
 func TestSplit(t *testing.T) {
 	a := cpuSample{Machine: time.Second, Server: 100 * time.Millisecond, Tool: 0, Postgres: 0, HaveSrv: true}
 	b := cpuSample{Machine: 21 * time.Second, Server: 8100 * time.Millisecond, Tool: time.Second, Postgres: 10 * time.Second, HaveSrv: true}

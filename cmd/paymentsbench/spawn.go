@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/proccpu"
 )
 
 // server is a paymentsd process the tool started (spawn mode).
@@ -210,7 +212,7 @@ func (s *server) CPU() (time.Duration, bool) {
 		return s.exitedCPU, true
 	default:
 	}
-	t, err := processCPU(cmd.Process.Pid)
+	t, err := proccpu.Of(cmd.Process.Pid)
 	if err != nil {
 		return total, false
 	}

@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/paymentsd/paymentsd/internal/proccpu"
 )
 
 // BenchmarkInsertRowsValuesOrUnnest weighs the two shapes a batch's
@@ -48,13 +49,13 @@ func BenchmarkInsertRowsValuesOrUnnest(b *testing.B) {
 				for range 100 { // the statement prepared and its plan settled
 					run()
 				}
-				before, ok := backendCPU(pid)
+				before, err := proccpu.Of(pid) // fails where PostgreSQL runs elsewhere
 				b.ResetTimer()
 				for range b.N {
 					run()
 				}
 				b.StopTimer()
-				if after, ok2 := backendCPU(pid); ok && ok2 {
+				if after, err2 := proccpu.Of(pid); err == nil && err2 == nil {
 					b.ReportMetric(float64((after-before).Microseconds())/float64(b.N), "backend-µs/op")
 				}
 			})
@@ -136,24 +137,4 @@ func unnestInsert(n *int, rows int) (string, []any) {
 	}
 	return unnestBenchInsert + `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])`,
 		[]any{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], created}
-}
-
-// backendCPU is the user and system time of a local process, from
-// /proc/PID/stat (clock ticks of 10 ms); false where it cannot be read.
-func backendCPU(pid int) (time.Duration, bool) {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(raw)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // the name may hold spaces
-	if len(fields) < 13 {
-		return 0, false
-	}
-	user, err1 := strconv.ParseInt(fields[11], 10, 64)
-	sys, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(user+sys) * 10 * time.Millisecond, true
 }
