@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -66,12 +67,13 @@ func openDBChecker(ctx context.Context, dbURL string) (*dbChecker, error) {
 }
 
 // pendingDeliveries counts the webhook deliveries not yet made (state
-// PENDING), or returns -1 without a database to read.
+// PENDING, and the events a hand-over journal row names that have no
+// delivery row yet), or returns -1 without a database to read.
 func pendingDeliveries(ctx context.Context, dbURL string) int64 {
 	if dbURL == "" {
 		return -1
 	}
-	db, _, err := openSQL(dbURL)
+	db, engine, err := openSQL(dbURL)
 	if err != nil {
 		return -1
 	}
@@ -80,7 +82,45 @@ func pendingDeliveries(ctx context.Context, dbURL string) int64 {
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'PENDING'").Scan(&n); err != nil {
 		return -1
 	}
-	return n
+	handed, err := handedWithoutRows(ctx, db, engine)
+	if err != nil {
+		return -1
+	}
+	return n + handed
+}
+
+// handedWithoutRows counts the events named by webhook_handoffs rows (the
+// hand-over journal, migration 0064) that have no delivery row: handed
+// over to a node that has not written their outcomes, or died first.
+func handedWithoutRows(ctx context.Context, db *sql.DB, engine string) (int64, error) {
+	rows, err := db.QueryContext(ctx, "SELECT event_ids FROM webhook_handoffs")
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	for rows.Next() {
+		var names string
+		if err := rows.Scan(&names); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, strings.Split(names, ",")...)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var without int64
+	for _, id := range ids {
+		var one int
+		err := db.QueryRowContext(ctx, rebind(engine, "SELECT 1 FROM webhook_deliveries WHERE event_id = ?"), id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			without++
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	return without, nil
 }
 
 // Close releases the checker's connections.

@@ -214,32 +214,39 @@ func (q Q) takeEvents() []statement {
 }
 
 // insertEvents writes es and their delivery rows: leased to the event's own
-// LeaseToken if it has one, else to a worker of this node where the handoff
-// grants one, unleased for a claim otherwise.
+// LeaseToken if it has one, unleased for a claim if the handoff does not
+// take it. A delivery the handoff takes gets no row now: one journal row
+// names all of them (handoff_journal.go).
 func (q Q) insertEvents(es []Event) []statement {
 	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
 	args := make([]any, 0, 7*len(es))
 	for _, e := range es {
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, e.Type, e.ResourceID, string(e.Envelope), toMicros(e.CreatedAt))
 	}
-	events := statement{sql: `INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES ` + values, args: args}
-	values = strings.TrimSuffix(strings.Repeat("(?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
+	out := []statement{{sql: `INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES ` + values, args: args}}
 	args = make([]any, 0, 9*len(es))
 	now := q.now()
+	journal := q.outbox.handed.journal()
 	for _, e := range es {
 		at := toMicros(e.CreatedAt)
 		var attempts int
 		var token, until any
 		if e.LeaseToken != "" {
 			attempts, token, until = 1, e.LeaseToken, toMicros(e.LeaseUntil)
-		} else if c, ok := q.outbox.handed.reserve(e, now); ok {
-			attempts, token, until = c.Attempts, c.LeaseToken, toMicros(*c.LeaseUntil)
+		} else if journal.reserve(e, now) {
+			continue
 		}
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, attempts, at, at, at, token, until)
 	}
-	deliveries := statement{sql: `INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts, window_start,
-		next_attempt_at, updated_at, lease_token, lease_until) VALUES ` + values, args: args}
-	return []statement{events, deliveries}
+	if st, ok := journal.statement(); ok {
+		out = append(out, st)
+	}
+	if n := len(args) / 9; n > 0 {
+		values = strings.TrimSuffix(strings.Repeat("(?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?), ", n), ", ")
+		out = append(out, statement{sql: `INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts,
+			window_start, next_attempt_at, updated_at, lease_token, lease_until) VALUES ` + values, args: args})
+	}
+	return out
 }
 
 // statement is one write, "?" placeholders; or, queued in a batch, one

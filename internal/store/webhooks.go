@@ -35,6 +35,13 @@ type Delivery struct {
 	LeaseUntil    *time.Time
 	DeliveredAt   *time.Time
 	UpdatedAt     time.Time
+	// Journal, on a delivery handed over at its event's commit, names the
+	// webhook_handoffs row that stands for it: it has no row of its own
+	// until its first outcome is written (Finish.Handed), or until the
+	// journal's lease runs out and a claim gives it one (handoff_journal.go).
+	// Read back before then, it is the row it would have been: PENDING,
+	// leased, its attempt counted.
+	Journal string
 }
 
 const deliveryCols = `d.event_id, d.platform_id, d.env, d.state, d.attempts, d.window_start, d.next_attempt_at,
@@ -70,7 +77,11 @@ func (q Q) GetDelivery(ctx context.Context, t Tenant, eventID string, lock bool)
 	if lock {
 		query += q.forUpdate()
 	}
-	return scanDelivery(q.queryRow(ctx, query, t.PlatformID, t.Env, eventID))
+	d, err := scanDelivery(q.queryRow(ctx, query, t.PlatformID, t.Env, eventID))
+	if errors.Is(err, ErrNotFound) {
+		return q.handedDelivery(ctx, t, eventID, lock)
+	}
+	return d, err
 }
 
 // Claim is a delivery leased to one worker, with the event to send.
@@ -97,6 +108,10 @@ type ClaimRequest struct {
 	// backlog it passes, so a caller whose last look found nothing
 	// (ClaimResult.Blocked) should wait a while before asking again.
 	PastCapped bool
+	// Handed counts, per tenant, the caller's hand-overs waiting or in
+	// flight that have no rows (Claim.Journal): the database cannot count
+	// them, so they are added to its leases.
+	Handed map[Tenant]int
 }
 
 // ClaimResult is what one claim took.
@@ -149,6 +164,9 @@ func (db *DB) ClaimBatch(ctx context.Context, req ClaimRequest) (ClaimResult, er
 		err := db.Read().queryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE state = 'PENDING' AND next_attempt_at <= ?
 			AND (lease_until IS NULL OR lease_until < ?) LIMIT 1`, now, now).Scan(&one)
 		if errors.Is(classify(err), ErrNotFound) {
+			err = db.Read().queryRow(ctx, `SELECT 1 FROM webhook_handoffs WHERE lease_until < ? LIMIT 1`, now).Scan(&one)
+		}
+		if errors.Is(classify(err), ErrNotFound) {
 			return ClaimResult{}, nil
 		}
 		if err != nil {
@@ -158,6 +176,9 @@ func (db *DB) ClaimBatch(ctx context.Context, req ClaimRequest) (ClaimResult, er
 	var res ClaimResult
 	err := db.InTx(ctx, func(tx *Tx) error {
 		now := tx.Now()
+		if err := tx.sweepHandoffs(ctx, now); err != nil {
+			return err
+		}
 		picked, seen, blocked, err := tx.pickDue(ctx, now, req)
 		if err != nil {
 			return err
@@ -176,6 +197,9 @@ func (tx *Tx) pickDue(ctx context.Context, at time.Time, req ClaimRequest) (pick
 	held, err := tx.leasesByTenant(ctx, at, req.Finished)
 	if err != nil {
 		return nil, 0, false, err
+	}
+	for t, n := range req.Handed {
+		held[t] += n
 	}
 	pick := func(cs []Claim) {
 		for _, c := range cs {
@@ -365,6 +389,10 @@ type Finish struct {
 	// Token holds the lease (the one it held before moves to
 	// webhook_attempts), in webhook_attempts when the lease was lost.
 	Attempt *Attempt
+	// Handed, for a delivery handed over without a row (Claim.Journal), is
+	// the delivery as its claim holds it: the finish writes its row, unless
+	// a claim gave it one after the journal's lease ran out (a lost lease).
+	Handed *Delivery
 }
 
 // finishChunk caps the rows of one UPDATE (13 parameters each), well within
@@ -567,12 +595,34 @@ var finishQueryPG = `WITH v AS NOT MATERIALIZED (SELECT * FROM unnest(CAST(? AS 
 // for 40). On SQLite, whose one writer keeps the rows still between
 // statements, the move and the UPDATE are two statements.
 func (q Q) finishDeliveries(ctx context.Context, fs []Finish, held []bool, queued bool) error {
-	now := q.Now()
-	at := make(map[string]int, len(fs))
+	var rows, handed []int
 	for i, f := range fs {
-		at[f.EventID] = i
+		if f.Handed != nil {
+			handed = append(handed, i)
+		} else {
+			rows = append(rows, i)
+		}
 	}
-	scan := func(r rowScanner) error {
+	if len(rows) > 0 {
+		if err := q.finishRows(ctx, fs, held, rows, queued); err != nil {
+			return err
+		}
+	}
+	if len(handed) > 0 {
+		return q.finishHanded(ctx, fs, held, handed, queued)
+	}
+	return nil
+}
+
+// heldBy picks fs[idx] and makes the scan that sets held for each event id
+// a statement about them returns, and the reset that clears their held.
+func heldBy(fs []Finish, held []bool, idx []int) (sub []Finish, scan func(rowScanner) error, reset func()) {
+	at := make(map[string]int, len(idx))
+	sub = make([]Finish, len(idx))
+	for j, i := range idx {
+		sub[j], at[fs[i].EventID] = fs[i], i
+	}
+	scan = func(r rowScanner) error {
 		var id string
 		if err := r.Scan(&id); err != nil {
 			return err
@@ -582,11 +632,22 @@ func (q Q) finishDeliveries(ctx context.Context, fs []Finish, held []bool, queue
 		}
 		return nil
 	}
+	reset = func() {
+		for _, i := range idx {
+			held[i] = false
+		}
+	}
+	return sub, scan, reset
+}
+
+// finishRows is finishDeliveries for fs[idx], deliveries with rows.
+func (q Q) finishRows(ctx context.Context, all []Finish, held []bool, idx []int, queued bool) error {
+	now := q.Now()
+	fs, scan, reset := heldBy(all, held, idx)
 	if q.engine == Postgres {
 		args := append(finishArrays(fs, now), toMicros(now))
 		if queued {
-			return q.queueWrite(statement{sql: finishQueryPG, args: args, scan: scan, reset: func() { clear(held) },
-				touch: finishTables})
+			return q.queueWrite(statement{sql: finishQueryPG, args: args, scan: scan, reset: reset, touch: finishTables})
 		}
 		return q.queryEach(ctx, finishQueryPG, args, scan)
 	}
@@ -602,12 +663,16 @@ func (q Q) finishDeliveries(ctx context.Context, fs []Finish, held []bool, queue
 	if err != nil {
 		return err
 	}
-	// An attempt made under a lost lease is kept, but the delivery's last
-	// attempt is its current holder's to write.
+	return q.insertLost(ctx, all, held, idx)
+}
+
+// insertLost keeps the attempts of fs[idx] whose leases were lost (SQLite):
+// the delivery's last attempt is its current holder's to write.
+func (q Q) insertLost(ctx context.Context, fs []Finish, held []bool, idx []int) error {
 	var lost []Attempt
-	for i, f := range fs {
-		if !held[i] && f.Attempt != nil {
-			lost = append(lost, *f.Attempt)
+	for _, i := range idx {
+		if !held[i] && fs[i].Attempt != nil {
+			lost = append(lost, *fs[i].Attempt)
 		}
 	}
 	return q.InsertAttempts(ctx, lost)
@@ -621,6 +686,16 @@ var finishTables = []string{"webhook_deliveries", "webhook_attempts"}
 // token still holds it, becomes unleased with the attempt uncounted, so a
 // claim can take it at once.
 func (q Q) ReleaseLeases(ctx context.Context, cs []Claim) error {
+	var handed []Claim
+	cs = slices.DeleteFunc(slices.Clone(cs), func(c Claim) bool {
+		if c.Journal != "" {
+			handed = append(handed, c)
+		}
+		return c.Journal != ""
+	})
+	if err := q.releaseHanded(ctx, handed); err != nil {
+		return err
+	}
 	for len(cs) > 0 {
 		n := min(len(cs), outboxChunk)
 		args := []any{toMicros(q.Now())}
@@ -656,7 +731,11 @@ func (q Q) ReleaseLeasesOf(ctx context.Context, prefix string) (int64, error) {
 		return 0, err
 	}
 	n, err := res.RowsAffected()
-	return n, classify(err)
+	if err != nil {
+		return 0, classify(err)
+	}
+	journals, err := q.expireHandoffsOf(ctx, prefix, utf8.RuneCountInString(prefix))
+	return n + journals, err
 }
 
 // RestartDelivery makes an event's delivery PENDING and due now, with a new
@@ -673,6 +752,9 @@ func (q Q) RestartDelivery(ctx context.Context, t Tenant, eventID string) error 
 	}
 	if cur.LeaseUntil != nil && !cur.LeaseUntil.Before(now) {
 		return ErrConflict
+	}
+	if cur.Journal != "" { // its journal's lease ran out: a claim would give it this row
+		return q.InsertDelivery(ctx, t, eventID, now)
 	}
 	res, err := q.exec(ctx, `UPDATE webhook_deliveries SET state = 'PENDING', attempts = 0, window_start = ?,
 		next_attempt_at = ?, lease_token = NULL, lease_until = NULL, updated_at = ?
@@ -784,19 +866,34 @@ func scanEventWithDelivery(row interface{ Scan(...any) error }) (EventWithDelive
 	var dID, dPlatform, dEnv, dState, dToken sql.NullString
 	var dAttempts sql.NullInt64
 	var dWindow, dNext, dLease, dDelivered, dUpdated sql.NullInt64
+	var hID, hToken sql.NullString
+	var hLease sql.NullInt64
 	if err := row.Scan(&e.ID, &e.Tenant.PlatformID, &e.Tenant.Env, &e.Type, &e.ResourceID, &env, &created,
-		&dID, &dPlatform, &dEnv, &dState, &dAttempts, &dWindow, &dNext, &dToken, &dLease, &dDelivered, &dUpdated); err != nil {
+		&dID, &dPlatform, &dEnv, &dState, &dAttempts, &dWindow, &dNext, &dToken, &dLease, &dDelivered, &dUpdated,
+		&hID, &hToken, &hLease); err != nil {
 		return out, classify(err)
 	}
 	e.Envelope, e.CreatedAt = []byte(env), fromMicros(created)
 	out.Event = e
-	if dID.Valid {
+	switch {
+	case dID.Valid:
 		out.Delivery = &Delivery{EventID: dID.String, Tenant: e.Tenant, State: dState.String, Attempts: int(dAttempts.Int64),
 			WindowStart: fromMicros(dWindow.Int64), NextAttemptAt: fromMicros(dNext.Int64), LeaseToken: dToken.String,
 			LeaseUntil: timePtr(dLease), DeliveredAt: timePtr(dDelivered), UpdatedAt: fromMicros(dUpdated.Int64)}
+	case hID.Valid:
+		d := journalDelivery(e.ID, e.Tenant, e.CreatedAt, hID.String, hToken.String, hLease.Int64)
+		out.Delivery = &d
 	}
 	return out, nil
 }
+
+// eventJoins join an event e to its delivery d and, while it has none, to
+// the journal row h that names it (handoff_journal.go).
+const eventJoins = ` LEFT JOIN webhook_deliveries d ON d.event_id = e.id
+	LEFT JOIN webhook_handoffs h ON d.event_id IS NULL AND h.event_ids LIKE '%' || e.id || '%'`
+
+// eventDeliveryCols are what scanEventWithDelivery reads.
+const eventDeliveryCols = eventCols + `, ` + deliveryCols + `, h.id, h.lease_token, h.lease_until`
 
 // ListEvents returns up to limit events of the tenant after the id `after`
 // (keyset), oldest first, with their deliveries, and how many match in all.
@@ -818,8 +915,7 @@ func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string
 	if after != "" {
 		w.add("e.id > ?", after)
 	}
-	rows, err := q.query(ctx, `SELECT `+eventCols+`, `+deliveryCols+`
-		FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id`+w.sql()+` ORDER BY e.id LIMIT ?`,
+	rows, err := q.query(ctx, `SELECT `+eventDeliveryCols+` FROM events e`+eventJoins+w.sql()+` ORDER BY e.id LIMIT ?`,
 		append(w.args, limit)...)
 	if err != nil {
 		return nil, 0, err
@@ -838,8 +934,7 @@ func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string
 
 // GetEventWithDelivery returns one event of the tenant with its delivery.
 func (q Q) GetEventWithDelivery(ctx context.Context, t Tenant, eventID string) (EventWithDelivery, error) {
-	return scanEventWithDelivery(q.queryRow(ctx, `SELECT `+eventCols+`, `+deliveryCols+`
-		FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
+	return scanEventWithDelivery(q.queryRow(ctx, `SELECT `+eventDeliveryCols+` FROM events e`+eventJoins+`
 		WHERE e.platform_id = ? AND e.env = ? AND e.id = ?`, t.PlatformID, t.Env, eventID))
 }
 

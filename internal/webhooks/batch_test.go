@@ -57,7 +57,7 @@ func TestRecord_BatchWithAStaleLease(t *testing.T) {
 		busy := outcome{At: c.Now(), URL: "http://receiver/hook", Status: 503, Latency: time.Millisecond, Excerpt: "busy"}
 		got, err := record(ctx, db, DefaultBackoff, []finished{
 			{claim: dead[0], out: ok}, {claim: live[0], out: ok}, {claim: next[0], out: busy}, {claim: live[1], out: ok},
-		})
+		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestRecord_SharesTheGroupCommit(t *testing.T) {
 		}
 		before := db.BatchStats().Transactions
 		ok := outcome{At: c.Now(), URL: "http://receiver/hook", Status: 200, Latency: time.Millisecond}
-		if _, err := record(ctx, db, DefaultBackoff, []finished{{claim: cs[0], out: ok}}); err != nil {
+		if _, err := record(ctx, db, DefaultBackoff, []finished{{claim: cs[0], out: ok}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		// Both engines batch by default (store.DefaultBatchWorkers).

@@ -158,8 +158,8 @@ func TestWorkers_HandoffBookkeeping(t *testing.T) {
 	if len(got) != 3 || got[0] != "a" || got[1] != "B" || got[2] != "b" {
 		t.Fatalf("started %v, want [a B b]", got)
 	}
-	w.done(a)
-	w.done(a)
+	w.done(claimOf(a, "a"))
+	w.done(claimOf(a, "a"))
 	if c, ok := w.next(); !ok || c.EventID != "c" {
 		t.Fatalf("next %v %v, want c", c, ok)
 	}

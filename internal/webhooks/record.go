@@ -40,7 +40,10 @@ type recorded struct {
 // delivery, as the row's last attempt, and only the one the row held
 // before becomes a row of webhook_attempts (store.FinishDeliveries): a
 // delivery that succeeds first time writes no attempt row.
-func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]recorded, error) {
+//
+// ended names the journal rows (store.Claim.Journal) whose last outcomes
+// are in batch: they are deleted in the same transaction.
+func record(ctx context.Context, db *store.DB, b Backoff, batch []finished, ended []string) ([]recorded, error) {
 	// Ids made once, so that a retried transaction writes the same rows.
 	attempts := make([]store.Attempt, len(batch))
 	for i, f := range batch {
@@ -67,8 +70,14 @@ func record(ctx context.Context, db *store.DB, b Backoff, batch []finished) ([]r
 		for i, f := range batch {
 			out[i].next = nextState(b, f, now)
 			fs[i] = store.Finish{EventID: f.claim.EventID, Token: f.claim.LeaseToken, Outcome: out[i].next, Attempt: &attempts[i]}
+			if f.claim.Journal != "" {
+				fs[i].Handed = &batch[i].claim.Delivery
+			}
 		}
-		return tx.FinishDeliveriesAtCommit(stmtCtx, fs, held)
+		if err := tx.FinishDeliveriesAtCommit(stmtCtx, fs, held); err != nil {
+			return err
+		}
+		return tx.EndHandoffs(stmtCtx, ended)
 	})
 	if err != nil {
 		return nil, err
@@ -98,7 +107,7 @@ func nextState(b Backoff, f finished, now time.Time) store.DeliveryOutcome {
 
 // recordOne records a single attempt now (the sandbox test webhook).
 func recordOne(ctx context.Context, db *store.DB, b Backoff, f finished) error {
-	results, err := record(ctx, db, b, []finished{f})
+	results, err := record(ctx, db, b, []finished{f}, nil)
 	if err == nil && results[0].lost {
 		err = errLeaseLost
 	}

@@ -39,13 +39,87 @@ type recorder struct {
 
 	mu        sync.Mutex
 	unwritten map[string]int // event id → attempts queued or being written
+	// journals counts, per journal row (store.Claim.Journal), the handed
+	// deliveries it names whose outcomes are not written yet; the batch
+	// that writes the last of them deletes the row. One whose count never
+	// reaches 0 (an attempt dropped or cut short) is left to expire: a
+	// claim then gives its events without rows due deliveries.
+	journals map[string]journalCount
+	pruned   time.Time
+}
+
+// journalCount is what the recorder still expects of one journal row.
+type journalCount struct {
+	left  int
+	until time.Time // the row's lease; after it the count is forgotten
 }
 
 func newRecorder(db *store.DB, log *slog.Logger, b Backoff) *recorder {
 	// A full queue makes workers wait, which holds back new claims while
 	// the database is behind.
 	return &recorder{db: db, log: log, backoff: b, linger: recordLinger, queue: make(chan finished, 2*maxRecordBatch),
-		unwritten: map[string]int{}}
+		unwritten: map[string]int{}, journals: map[string]journalCount{}}
+}
+
+// expect counts the handed-over deliveries of cs that have journal rows.
+func (rec *recorder) expect(cs []store.Claim) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, c := range cs {
+		if c.Journal != "" {
+			j := rec.journals[c.Journal]
+			j.left++
+			if c.LeaseUntil != nil && c.LeaseUntil.After(j.until) {
+				j.until = *c.LeaseUntil
+			}
+			rec.journals[c.Journal] = j
+		}
+	}
+}
+
+// ending lists the journal rows whose last expected outcomes are in batch.
+func (rec *recorder) ending(batch []finished) []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	in := map[string]int{}
+	for _, f := range batch {
+		if j := f.claim.Journal; j != "" {
+			in[j]++
+		}
+	}
+	var out []string
+	for j, n := range in {
+		if c, ok := rec.journals[j]; ok && c.left <= n {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// written settles the journal counts of a batch whose outcomes are
+// written, and forgets the counts of rows past their leases.
+func (rec *recorder) written(batch []finished, now time.Time) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, f := range batch {
+		j := f.claim.Journal
+		if c, ok := rec.journals[j]; ok {
+			if c.left--; c.left <= 0 {
+				delete(rec.journals, j)
+			} else {
+				rec.journals[j] = c
+			}
+		}
+	}
+	if now.Sub(rec.pruned) < time.Second {
+		return
+	}
+	rec.pruned = now
+	for j, c := range rec.journals {
+		if c.until.Before(now) {
+			delete(rec.journals, j)
+		}
+	}
 }
 
 // add hands over a finished attempt. The attempt counts as unwritten from
@@ -98,8 +172,11 @@ func (rec *recorder) close() { close(rec.queue) }
 
 func (rec *recorder) write(ctx context.Context, batch []finished) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	results, err := record(wctx, rec.db, rec.backoff, batch)
+	results, err := record(wctx, rec.db, rec.backoff, batch, rec.ending(batch))
 	cancel()
+	if err == nil {
+		rec.written(batch, time.Now())
+	}
 	rec.mu.Lock()
 	for _, f := range batch {
 		decrement(rec.unwritten, f.claim.EventID)

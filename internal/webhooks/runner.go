@@ -208,6 +208,7 @@ func (r *Runner) Reserve(t store.Tenant) bool { return r.w.reserve(t) }
 // Deliver implements store.Handoff: after a commit, start what was handed
 // over, and claim what was refused (it is in the queue now).
 func (r *Runner) Deliver(cs []store.Claim) {
+	r.rec.expect(cs)
 	r.w.handed(cs)
 	r.poke()
 }
@@ -237,7 +238,7 @@ func (r *Runner) dispatch(ctx context.Context) {
 	a := &attemptPool{jobs: make(chan store.Claim), max: r.opts.Workers,
 		deliver: func(c store.Claim) { r.deliver(ctx, c) },
 		free: func(c store.Claim) {
-			r.w.done(c.Tenant)
+			r.w.done(c)
 			r.poke()
 		}}
 	defer a.wg.Wait()
@@ -283,7 +284,7 @@ func (r *Runner) dispatch(ctx context.Context) {
 				break
 			}
 			req := store.ClaimRequest{Token: r.LeaseToken(), Lease: r.opts.Lease, Limit: free,
-				PerTenant: r.opts.PerTenant, Finished: r.rec.pending(), Busy: busy,
+				PerTenant: r.opts.PerTenant, Finished: r.rec.pending(), Busy: busy, Handed: r.w.rowlessHeld(),
 				PastCapped: !time.Now().Before(lookPastAt)}
 			if fill {
 				req.Limit += handoffQueueFactor * r.opts.PerTenant
@@ -369,7 +370,7 @@ func (r *Runner) startHanded(run func(store.Claim)) {
 			return
 		}
 		if c.LeaseUntil.Sub(r.db.Now()) < r.opts.RequestTimeout+handoffMargin {
-			r.w.done(c.Tenant)
+			r.w.done(c)
 			continue
 		}
 		run(c)

@@ -352,7 +352,7 @@ func TestGetEvent_WithholdsPrivateExcerpts(t *testing.T) {
 		if hits.Load() != 1 || o.PeerPublic || !strings.Contains(o.Excerpt, "admin-password") {
 			t.Fatalf("outcome %+v, hits %d", o, hits.Load())
 		}
-		if _, err := record(ctx, db, testOptions().Backoff, []finished{{claim: store.Claim{Delivery: store.Delivery{EventID: ev.ID, Tenant: tn}}, out: o}}); err != nil {
+		if _, err := record(ctx, db, testOptions().Backoff, []finished{{claim: store.Claim{Delivery: store.Delivery{EventID: ev.ID, Tenant: tn}}, out: o}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		public := store.Attempt{ID: "WebhookAttempt:public", EventID: ev.ID, Tenant: tn, AttemptedAt: db.Now(), URL: "https://hooks.example.com/x",

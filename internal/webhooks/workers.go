@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -38,11 +39,15 @@ type workers struct {
 	// they leave, rather than everything waiting behind the backlog.
 	backlog bool
 	open    bool // handoffs accepted (the runner is running)
+	// rowless counts, per tenant, the hand-overs waiting or in flight that
+	// have no delivery rows (store.Claim.Journal), which claims cannot see
+	// in the database (store.ClaimRequest.Handed).
+	rowless map[store.Tenant]int
 }
 
 func newWorkers(max, perTenant int) *workers {
 	return &workers{max: max, perTenant: perTenant, byTenant: map[store.Tenant]int{},
-		promised: map[store.Tenant]int{}, queued: map[store.Tenant][]store.Claim{}}
+		promised: map[store.Tenant]int{}, queued: map[store.Tenant][]store.Claim{}, rowless: map[store.Tenant]int{}}
 }
 
 // reserve accepts one delivery of t for handoff if t's queue here has room.
@@ -81,6 +86,9 @@ func (w *workers) enqueue(c store.Claim) {
 		w.turn = append(w.turn, c.Tenant)
 	}
 	w.queued[c.Tenant] = append(w.queued[c.Tenant], c)
+	if c.Journal != "" {
+		w.rowless[c.Tenant]++
+	}
 }
 
 // released forgets reservations whose transaction did not commit.
@@ -171,12 +179,25 @@ func (w *workers) settleDrained(drained bool) {
 	}
 }
 
-// done frees the worker of one delivery of t.
-func (w *workers) done(t store.Tenant) {
+// done frees the worker of one delivery.
+func (w *workers) done(c store.Claim) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.busy--
-	decrement(w.byTenant, t)
+	decrement(w.byTenant, c.Tenant)
+	if c.Journal != "" {
+		decrement(w.rowless, c.Tenant)
+	}
+}
+
+// rowlessHeld copies rowless, for a claim to count (nil when none).
+func (w *workers) rowlessHeld() map[store.Tenant]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.rowless) == 0 {
+		return nil
+	}
+	return maps.Clone(w.rowless)
 }
 
 // backlogged says whether some deliveries may wait in the database's
@@ -225,6 +246,11 @@ func (w *workers) setOpen(open bool) (dropped []store.Claim) {
 	} else {
 		for _, t := range w.turn {
 			dropped = append(dropped, w.queued[t]...)
+		}
+		for _, c := range dropped {
+			if c.Journal != "" {
+				decrement(w.rowless, c.Tenant)
+			}
 		}
 		clear(w.queued)
 		w.turn = nil
