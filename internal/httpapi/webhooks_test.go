@@ -270,6 +270,50 @@ func TestEvents_RedeliverWhileInFlight(t *testing.T) {
 	})
 }
 
+// A delivery handed over at its commit has no row until its first outcome
+// (the hand-over journal, store/handoff_journal.go); meanwhile the API shows
+// it as the leased row it replaced: IN_PROGRESS, one attempt, and a
+// redelivery is refused. Its outcome then writes the row.
+func TestEvents_HandedOverDeliveryInFlight(t *testing.T) {
+	eachHookEnv(t, func(t *testing.T, e *env, c *hookClock) {
+		gate, arrived := make(chan struct{}), make(chan struct{}, 1)
+		rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			arrived <- struct{}{}
+			<-gate
+			w.WriteHeader(http.StatusOK)
+		}))
+		t.Cleanup(rc.Close)
+		t.Cleanup(func() { close(gate) })
+		e.setWebhookEndpoint(t, rc.URL+"/hook")
+		e.hookRunner(t, webhooks.Options{})
+		time.Sleep(100 * time.Millisecond) // the runner takes hand-overs
+		ev := e.hookEmit(t, events.Test, "x")
+		<-arrived
+		d, err := e.db.Read().GetDelivery(context.Background(), e.sandboxTenant(), ev.ID, false)
+		if err != nil || d.Journal == "" {
+			t.Fatalf("not handed over without a row: %+v (%v)", d, err)
+		}
+		got := e.do("GET", "/events/"+ev.ID, nil).JSON(t)["delivery"].(map[string]any)
+		if got["status"] != "IN_PROGRESS" || got["attemptCount"] != float64(1) {
+			t.Fatalf("in flight: %v", got)
+		}
+		list := e.do("GET", "/events", nil).JSON(t)["data"].([]any)
+		if len(list) != 1 || list[0].(map[string]any)["delivery"].(map[string]any)["status"] != "IN_PROGRESS" {
+			t.Fatalf("listed: %v", list)
+		}
+		expect(t, e.do("POST", "/events/"+ev.ID+"/redeliver", nil), http.StatusConflict, "OPERATION_IN_PROGRESS")
+		gate <- struct{}{}
+		waitUntil(t, func() bool {
+			d := e.do("GET", "/events/"+ev.ID, nil).JSON(t)["delivery"].(map[string]any)
+			return d["status"] == "DELIVERED"
+		})
+		if d, err := e.db.Read().GetDelivery(context.Background(), e.sandboxTenant(), ev.ID, false); err != nil ||
+			d.Journal != "" || d.State != store.DeliveryDelivered || d.Attempts != 1 {
+			t.Fatalf("after the outcome: %+v (%v)", d, err)
+		}
+	})
+}
+
 // POST /sandbox/webhooks/test: the receiver's answer, or the spec's codes
 // (R-ERR-07: both are 400). Sandbox tokens only.
 func TestSandboxWebhookTest_R_ERR_07(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // A delivery the committing node's runner takes (Handoff.Reserve) used to
 // be a webhook_deliveries row written leased at the commit and updated
 // with its outcome: two row versions and four index entries per event,
-// about a seventh of PostgreSQL's work per transfer. Such a delivery now
+// sixteen index entries per transfer. Such a delivery now
 // gets no row at the commit. One webhook_handoffs row per committing
 // statement names the events it handed over, leased as their claims are;
 // the delivery's row is written once, with its first outcome
