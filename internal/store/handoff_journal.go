@@ -77,20 +77,12 @@ func (q Q) EndHandoffs(ctx context.Context, ids []string) error {
 		return nil
 	}
 	st := statement{sql: `DELETE FROM webhook_handoffs WHERE id IN (` + ledgerPlaceholders(len(ids)) + `)`,
-		args: stringArgs(ids), touch: []string{"webhook_handoffs"}}
+		args: ledgerAnys(ids), touch: []string{"webhook_handoffs"}}
 	if q.engine == Postgres && q.outbox != nil && q.outbox.shared {
 		return q.queueWrite(st)
 	}
 	_, err := q.exec(ctx, st.sql, st.args...)
 	return err
-}
-
-func stringArgs(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // sweepBatch bounds the journal rows one claim turns into deliveries.
@@ -126,7 +118,7 @@ func (tx *Tx) sweepHandoffs(ctx context.Context, at time.Time) error {
 	now := toMicros(at)
 	for len(events) > 0 {
 		n := min(len(events), outboxChunk)
-		args := append([]any{now, now}, stringArgs(events[:n])...)
+		args := append([]any{now, now}, ledgerAnys(events[:n])...)
 		if _, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts,
 			window_start, next_attempt_at, updated_at) SELECT e.id, e.platform_id, e.env, 'PENDING', 1, e.created_at, ?, ?
 			FROM events e WHERE e.id IN (`+ledgerPlaceholders(n)+`) ON CONFLICT (event_id) DO NOTHING`, args...); err != nil {
@@ -134,7 +126,7 @@ func (tx *Tx) sweepHandoffs(ctx context.Context, at time.Time) error {
 		}
 		events = events[n:]
 	}
-	_, err = tx.exec(ctx, `DELETE FROM webhook_handoffs WHERE id IN (`+ledgerPlaceholders(len(ids))+`)`, stringArgs(ids)...)
+	_, err = tx.exec(ctx, `DELETE FROM webhook_handoffs WHERE id IN (`+ledgerPlaceholders(len(ids))+`)`, ledgerAnys(ids)...)
 	return err
 }
 
