@@ -286,7 +286,7 @@ func TestEvents_HandedOverDeliveryInFlight(t *testing.T) {
 		t.Cleanup(func() { close(gate) })
 		e.setWebhookEndpoint(t, rc.URL+"/hook")
 		e.hookRunner(t, webhooks.Options{})
-		time.Sleep(100 * time.Millisecond) // the runner takes hand-overs
+		waitUntil(t, e.db.TakingHandoffs)
 		ev := e.hookEmit(t, events.Test, "x")
 		<-arrived
 		d, err := e.db.Read().GetDelivery(context.Background(), e.sandboxTenant(), ev.ID, false)

@@ -46,6 +46,10 @@ func (db *DB) SetHandoff(h Handoff, lease time.Duration) (clear func()) {
 	return func() { db.handoff.CompareAndSwap(reg, nil) }
 }
 
+// TakingHandoffs reports whether a runner takes this DB's hand-overs now
+// (SetHandoff): a runner registers a moment after it starts.
+func (db *DB) TakingHandoffs() bool { return db.handoff.Load() != nil }
+
 // handoffs collects the reservations of one write transaction.
 type handoffs struct {
 	reg     *handoffReg
