@@ -126,8 +126,7 @@ func (tx *Tx) sweepHandoffs(ctx context.Context, at time.Time) error {
 		}
 		events = events[n:]
 	}
-	_, err = tx.exec(ctx, `DELETE FROM webhook_handoffs WHERE id IN (`+ledgerPlaceholders(len(ids))+`)`, ledgerAnys(ids)...)
-	return err
+	return tx.EndHandoffs(ctx, ids)
 }
 
 // expireHandoffsOf ends the leases of the journal rows whose token begins
