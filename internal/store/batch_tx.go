@@ -24,9 +24,10 @@ import (
 // reaches its COMMIT: the statement's checks (expect_rows, outbox.go) fail
 // inside SQL for that reason.
 type batchTx struct {
-	sqlTx *sql.Tx   // SQLite
-	conn  *sql.Conn // PostgreSQL
-	open  bool      // PostgreSQL: BEGIN was sent, and neither COMMIT nor ROLLBACK since
+	sqlTx  *sql.Tx   // SQLite
+	conn   *sql.Conn // PostgreSQL
+	open   bool      // PostgreSQL: BEGIN was sent, and neither COMMIT nor ROLLBACK since
+	shapes *freshTexts
 }
 
 // pipelined is one statement of a pipeline, its placeholders already
@@ -37,6 +38,7 @@ type pipelined struct {
 	args  []any
 	scan  func(rowScanner) error
 	reset func()
+	fresh bool // statement.fresh
 }
 
 // rowScanner is a result row of database/sql or of pgx.
@@ -51,7 +53,7 @@ func (db *DB) beginBatch(ctx context.Context) (*batchTx, error) {
 		return &batchTx{sqlTx: tx}, err
 	}
 	conn, err := db.write.Conn(ctx)
-	return &batchTx{conn: conn}, err
+	return &batchTx{conn: conn, shapes: &db.fresh}, err
 }
 
 // execer is what the batch's statements run on.
@@ -153,6 +155,11 @@ func (bt *batchTx) run(ctx context.Context, stmts []pipelined) (int, error) {
 		pc, log := pgxConnOf(dc)
 		if pc == nil {
 			return fmt.Errorf("store: the PostgreSQL connection is a %T, not pgx's", dc)
+		}
+		if bt.shapes.unnamed(stmts) {
+			var err error
+			failed, err = sendUnnamed(ctx, pc, stmts, log)
+			return err
 		}
 		var b pgx.Batch
 		for _, s := range stmts {

@@ -45,6 +45,7 @@ type DB struct {
 
 	settings *settingsCache  // settings.go
 	aheads   readAheadCounts // read_ahead.go
+	fresh    freshTexts      // fresh_sql.go
 
 	secretsMu     sync.Mutex
 	serverSecrets map[string][]byte // secrets.go: opened server secrets, by name

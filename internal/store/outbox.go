@@ -268,6 +268,9 @@ type statement struct {
 	scan  func(rowScanner) error
 	reset func()
 	touch []string
+	// fresh: the text was made for this batch (several writes as one
+	// statement, execAll), so it may never be sent again (fresh_sql.go).
+	fresh bool
 }
 
 // maxCombinedArgs keeps a combined statement under PostgreSQL's 65535
@@ -308,7 +311,7 @@ func (q Q) execAll(ctx context.Context, stmts []statement) error {
 			continue
 		}
 		query, args := groupStatement(stmts[:n])
-		if err := q.sendOrHold(ctx, statement{sql: query, args: args}); err != nil {
+		if err := q.sendOrHold(ctx, statement{sql: query, args: args, fresh: n > 1 || stmts[0].want > 0}); err != nil {
 			return rowsMissed(err)
 		}
 		stmts = stmts[n:]
@@ -320,7 +323,8 @@ func (q Q) execAll(ctx context.Context, stmts []statement) error {
 // (holdLast).
 func (q Q) sendOrHold(ctx context.Context, st statement) error {
 	if q.outbox != nil && q.outbox.holdLast {
-		q.outbox.held = append(q.outbox.held, pipelined{sql: q.rebind(st.sql), args: st.args, scan: st.scan, reset: st.reset})
+		q.outbox.held = append(q.outbox.held, pipelined{sql: q.rebind(st.sql), args: st.args, scan: st.scan, reset: st.reset,
+			fresh: st.fresh})
 		return nil
 	}
 	if st.reset != nil {

@@ -201,10 +201,13 @@ func (q Q) rebind(query string) string {
 		return v.(string)
 	}
 	out := rebindPlaceholders(query)
-	// Queries are constants or built from a bounded set of parts (filters,
-	// IN lists chunked to fixed sizes); the cap only guards against a
-	// future caller that is not.
-	if reboundN.Add(1) <= reboundCap {
+	// Most queries are constants or built from a bounded set of parts
+	// (filters, IN lists chunked to fixed sizes). A long one is a batch's
+	// writes as one statement (execAll), whose text follows the batch's
+	// rows and so rarely recurs: kept, such texts grew the heap by tens of
+	// MiB a minute under load (fresh_sql.go). The cap guards against a
+	// future caller of the first kind that is not.
+	if len(query) <= reboundMaxLen && reboundN.Add(1) <= reboundCap {
 		rebound.Store(query, out)
 	}
 	return out
@@ -217,7 +220,10 @@ var (
 	reboundN atomic.Int64
 )
 
-const reboundCap = 10_000
+const (
+	reboundCap    = 10_000
+	reboundMaxLen = 4096 // bytes
+)
 
 func rebindPlaceholders(query string) string {
 	var b strings.Builder

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// A PostgreSQL batch sends its writes as one statement (execAll), whose
+// text follows the batch's rows: how many events, postings, transactions
+// rows, balance and volume updates it holds. At concurrency 8 a few hundred
+// texts recur; at 64 nearly every batch's is new. pgx prepares every
+// statement it is given and keeps up to 512 per connection, and the server
+// keeps each prepared statement's parse tree in the connection's backend:
+// under a c=64 load that grew paymentsd's heap by tens of MiB and backends
+// to 150–390 MiB each within 20 s, and each new text cost a round trip of
+// its own to prepare. So a fresh text is sent unnamed, as PostgreSQL's
+// extended protocol allows, until it has been seen freshRecurs times: then
+// it is treated like any other statement (prepared once per connection,
+// its plan cached). Neither pgx nor the backend keeps an unnamed statement.
+
+// freshRecurs is how many times a fresh text is sent unnamed before it is
+// prepared like any other.
+const freshRecurs = 2
+
+// freshTextsCap bounds the texts counted; when it is reached the counts
+// start over.
+const freshTextsCap = 4096
+
+// freshTexts counts the fresh texts a node has sent, by a hash of the text
+// (a collision only prepares a text sooner).
+type freshTexts struct {
+	mu   sync.Mutex
+	seed maphash.Seed
+	seen map[uint64]uint8
+}
+
+// recurs counts one sending of sql and reports whether it has been sent
+// freshRecurs times before.
+func (f *freshTexts) recurs(sql string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seen == nil || len(f.seen) >= freshTextsCap {
+		f.seed, f.seen = maphash.MakeSeed(), make(map[uint64]uint8)
+	}
+	h := maphash.String(f.seed, sql)
+	n := f.seen[h]
+	if n >= freshRecurs {
+		return true
+	}
+	f.seen[h] = n + 1
+	return false
+}
+
+// unnamed reports whether stmts go as unnamed statements: when one of
+// them is a fresh text that has not recurred (each counted once).
+func (f *freshTexts) unnamed(stmts []pipelined) bool {
+	found := false
+	for _, s := range stmts {
+		if s.fresh && !f.recurs(s.sql) {
+			found = true
+		}
+	}
+	return found
+}
+
+// sendUnnamed sends stmts in one round trip, each as PostgreSQL's unnamed
+// statement (parsed, planned and run, then dropped), and reads their
+// results in order: it answers the index of the first that failed
+// (len(stmts) when none did) and its error, as batchTx.run does.
+// Parameters go as text of unspecified type, so the server types them from
+// the statement, as it did when preparing it; results come back as text,
+// which pgx's rows scan like binary ones.
+func sendUnnamed(ctx context.Context, pc *pgx.Conn, stmts []pipelined, log func(pipelined)) (int, error) {
+	var b pgconn.Batch
+	var eqb pgx.ExtendedQueryBuilder
+	for i, s := range stmts {
+		if err := eqb.Build(pc.TypeMap(), nil, textArgs(s.args)); err != nil {
+			return i, fmt.Errorf("store: encode the arguments of an unnamed statement: %w", err)
+		}
+		b.ExecParams(s.sql, eqb.ParamValues, nil, eqb.ParamFormats, eqb.ResultFormats)
+	}
+	mrr := pc.PgConn().ExecBatch(ctx, &b)
+	failed := len(stmts)
+	var first error
+	for i, s := range stmts {
+		log(s)
+		if s.reset != nil {
+			s.reset()
+		}
+		if first != nil {
+			continue
+		}
+		if !mrr.NextResult() { // the error that ended the pipeline, if one did
+			failed, first = i, mrr.Close()
+			if first == nil {
+				first = fmt.Errorf("store: the pipeline ended before statement %d of %d", i+1, len(stmts))
+			}
+			continue
+		}
+		if err := readUnnamed(pc, mrr.ResultReader(), s); err != nil {
+			failed, first = i, err
+		}
+	}
+	if err := mrr.Close(); err != nil && first == nil {
+		failed, first = len(stmts)-1, err
+	}
+	return failed, first
+}
+
+// readUnnamed reads one statement's result from an unnamed pipeline.
+func readUnnamed(pc *pgx.Conn, rr *pgconn.ResultReader, s pipelined) error {
+	if s.scan == nil {
+		_, err := rr.Close()
+		return err
+	}
+	rows := pgx.RowsFromResultReader(pc.TypeMap(), rr)
+	defer rows.Close()
+	for rows.Next() {
+		if err := s.scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// textArgs gives byte slices as strings. Sent as text of unspecified type,
+// pgx would write a []byte in bytea's escaped form, and the server would
+// store those escapes in the text column it is bound for; the store has
+// no bytea columns, so a []byte argument is always text (a JSON document).
+func textArgs(args []any) []any {
+	out := args
+	for i, a := range args {
+		var s string
+		switch v := a.(type) {
+		case []byte:
+			s = string(v)
+		case json.RawMessage:
+			s = string(v)
+		default:
+			continue
+		}
+		if &out[0] == &args[0] {
+			out = append([]any(nil), args...)
+		}
+		out[i] = s
+	}
+	return out
+}
