@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"fmt"
 	"os"
@@ -34,12 +35,10 @@ func BenchmarkInsertRowsValuesOrUnnest(b *testing.B) {
 	conn, pid := unnestBenchConn(b, url)
 	n := 0 // rows inserted so far: each run of a sub-benchmark continues the ids
 	for _, rows := range []int{4, 16, 48} {
-		for _, shape := range []string{"values", "unnest"} {
+		for _, shape := range []string{"values", "unnest", "json"} {
 			b.Run(fmt.Sprintf("rows=%d/%s", rows, shape), func(b *testing.B) {
-				build := valuesInsert
-				if shape == "unnest" {
-					build = unnestInsert
-				}
+				build := map[string]func(*int, int) (string, []any){"values": valuesInsert, "unnest": unnestInsert,
+					"json": jsonInsert}[shape]
 				run := func() {
 					query, args := build(&n, rows)
 					if _, err := conn.ExecContext(context.Background(), query, args...); err != nil {
@@ -137,4 +136,23 @@ func unnestInsert(n *int, rows int) (string, []any) {
 	}
 	return unnestBenchInsert + `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])`,
 		[]any{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], created}
+}
+
+// jsonInsert is rows new rows as one JSON array of objects, typed by the
+// table's row type (json_populate_recordset).
+func jsonInsert(n *int, rows int) (string, []any) {
+	names := []string{"id", "platform_id", "env", "type", "resource_id", "envelope", "created_at"}
+	objs := make([]map[string]any, 0, rows)
+	for range rows {
+		*n++
+		row := unnestBenchRow(*n)
+		obj := make(map[string]any, len(names))
+		for k, name := range names {
+			obj[name] = row[k]
+		}
+		objs = append(objs, obj)
+	}
+	doc, _ := json.Marshal(objs)
+	return unnestBenchInsert + `SELECT id, platform_id, env, type, resource_id, envelope, created_at
+		FROM json_populate_recordset(NULL::ev, $1)`, []any{string(doc)}
 }
