@@ -63,7 +63,8 @@ func parseStmtLog(r io.Reader) ([]loggedTx, error) {
 }
 
 // transferTxs are the committed transactions that carry key (the
-// transfer's Idempotency-Key) as an argument.
+// transfer's Idempotency-Key) as an argument, or as an element of one (a
+// PostgreSQL batch's rows go as one array a column).
 func transferTxs(txs []loggedTx, key string) []loggedTx {
 	var out []loggedTx
 	for _, t := range txs {
@@ -73,7 +74,7 @@ func transferTxs(txs []loggedTx, key string) []loggedTx {
 	found:
 		for _, s := range t.Stmts {
 			for _, a := range s.Args {
-				if v, ok := a.Value.(string); ok && v == key {
+				if carries(a.Value, key) {
 					out = append(out, t)
 					break found
 				}
@@ -81,6 +82,17 @@ func transferTxs(txs []loggedTx, key string) []loggedTx {
 		}
 	}
 	return out
+}
+
+// carries reports whether a logged argument is key or an array holding it.
+func carries(v any, key string) bool {
+	switch x := v.(type) {
+	case string:
+		return x == key
+	case []any:
+		return slices.ContainsFunc(x, func(e any) bool { return e == key })
+	}
+	return false
 }
 
 // val is one argument value, normalised.
@@ -396,7 +408,8 @@ const (
 	volumeUpdateTail = "AS v (platform_id, env, day, shard, before, add)"
 )
 
-// volumeBefores turns each row's before into a read of the shard's total,
+// volumeBefores turns each row's before (a VALUES list's fifth of six, or
+// each element of the fifth array) into a read of the shard's total,
 // so that the replayed update changes its row as the service's did (a
 // drawn or logged total would match no row, and the statement's row check
 // would fail it).
@@ -412,11 +425,44 @@ func volumeBefores(s *swStmt) {
 		if !in {
 			continue
 		}
-		if n%6 == 4 {
+		switch rows := arrayLen(s.Args[k]); {
+		case n%6 != 4:
+		case rows >= 0: // PostgreSQL: one array a column, an element a row
+			elems := make([]swArg, rows)
+			for i := range elems {
+				of := make([]swArg, 4)
+				for c := range of {
+					of[c] = elemOf(s.Args[k-4+c], i)
+				}
+				elems[i] = swArg{VolumeOf: of}
+			}
+			s.Args[k] = swArg{ArrayType: "[]int64", Elems: elems}
+		default:
 			s.Args[k] = swArg{VolumeOf: slices.Clone(s.Args[k-4 : k])}
 		}
 		n++
 	}
+}
+
+// arrayLen is the number of elements of an array argument, -1 for any
+// other.
+func arrayLen(a swArg) int {
+	switch {
+	case a.Elems != nil:
+		return len(a.Elems)
+	case a.Const != nil && a.Const.Kind == 'a':
+		return len(a.Const.Elems)
+	}
+	return -1
+}
+
+// elemOf is element i of an array argument (arrayLen > i).
+func elemOf(a swArg, i int) swArg {
+	if a.Elems != nil {
+		return a.Elems[i]
+	}
+	v := a.Const.Elems[i]
+	return swArg{Const: &v}
 }
 
 // roleMatches: every sample's value is that sample's value of role, and the

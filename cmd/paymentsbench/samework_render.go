@@ -102,9 +102,10 @@ func pgArg(a swArg) string {
 	return "(" + strings.Join(parts, " || ") + ")"
 }
 
-// pgArrayType is the PostgreSQL array type of a Go slice type.
+// pgArrayType is the PostgreSQL array type of a Go slice type (of values
+// or of pointers to them, whose nil elements are NULLs).
 func pgArrayType(goType string) string {
-	switch goType {
+	switch strings.Replace(goType, "[]*", "[]", 1) {
 	case "[]int64", "[]int", "[]int32":
 		return "bigint[]"
 	case "[]bool":

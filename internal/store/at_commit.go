@@ -123,12 +123,12 @@ func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...st
 	// Queued finishes (statements with a scan, each sent on its own) go
 	// first, so the rest stay one statement: they update older rows than
 	// the others insert.
-	stmts := append(append(scanned, head...), ledgerInsertsOf(ledger)...)
-	stmts = append(append(stmts, mergeInserts(plain)...), tail...)
+	stmts := append(append(scanned, head...), q.ledgerInsertsOf(ledger)...)
+	stmts = append(append(stmts, q.mergeInserts(plain)...), tail...)
 	updates, err := ledgerDeltaUpdates(q.engine, ledger)
 	if err == nil {
 		var vs []statement
-		vs, err = volumeDeltaUpdates(volume)
+		vs, err = volumeDeltaUpdates(q.engine, volume)
 		updates = append(updates, vs...)
 	}
 	if err != nil {
@@ -152,7 +152,7 @@ func (q Q) writeQueued(ctx context.Context, head, writes []statement, tail ...st
 
 // ledgerInsertsOf are the transfers, postings and statement buckets of
 // queued ledger writes: one multi-row insert per table, each bucket once.
-func ledgerInsertsOf(ls []*queuedLedger) []statement {
+func (q Q) ledgerInsertsOf(ls []*queuedLedger) []statement {
 	if len(ls) == 0 {
 		return nil
 	}
@@ -163,8 +163,8 @@ func ledgerInsertsOf(ls []*queuedLedger) []statement {
 		ps = append(ps, l.postings...)
 		bucketed = append(bucketed, l.bucketed...)
 	}
-	out := append(ledgerTransferInserts(ts), ledgerPostingInserts(ps)...)
-	return append(out, ledgerBucketUpserts(bucketed)...)
+	out := append(q.ledgerTransferInserts(ts), q.ledgerPostingInserts(ps)...)
+	return append(out, q.ledgerBucketUpserts(bucketed)...)
 }
 
 // balanceSum is the summed change of one balance row.
@@ -245,6 +245,10 @@ func balanceSumUpdate(engine Engine, rows []*balanceSum) statement {
 		return statement{sql: `WITH v (` + cols + `) AS (VALUES ` + values + `) ` + fmt.Sprintf(update, "v", "account_id"),
 			args: args}
 	}
+	types := []string{"text", "text", "text", "bigint", "bigint", "bigint", "bigint", "bigint", "bigint", "boolean"}
+	if arrays, ok := columnArrays(types, len(rows), args); ok {
+		return statement{sql: fmt.Sprintf(update, unnestOf(types)+` AS v (`+cols+`)`, "b.account_id"), args: arrays}
+	}
 	return statement{sql: fmt.Sprintf(update, `(VALUES `+values+`) AS v (`+cols+`)`, "b.account_id"), args: args}
 }
 
@@ -266,7 +270,7 @@ type volumeSum struct {
 
 // volumeDeltaUpdates sums queued volume adds per shard row (each must start
 // where the one before ended) into checked updates.
-func volumeDeltaUpdates(vs []*queuedVolume) ([]statement, error) {
+func volumeDeltaUpdates(engine Engine, vs []*queuedVolume) ([]statement, error) {
 	if len(vs) == 0 {
 		return nil, nil
 	}
@@ -291,8 +295,13 @@ func volumeDeltaUpdates(vs []*queuedVolume) ([]statement, error) {
 	for _, s := range rows {
 		args = append(args, s.key.platformID, s.key.env, s.key.day, s.key.shard, s.before, s.usd)
 	}
+	from := `(VALUES ` + values + `)`
+	types := []string{"text", "text", "bigint", "integer", "bigint", "bigint"}
+	if arrays, ok := columnArrays(types, len(rows), args); ok && engine == Postgres {
+		from, args = unnestOf(types), arrays
+	}
 	return []statement{{sql: `UPDATE daily_volumes AS d SET usd = d.usd + v.add
-		FROM (VALUES ` + values + `) AS v (platform_id, env, day, shard, before, add)
+		FROM ` + from + ` AS v (platform_id, env, day, shard, before, add)
 		WHERE d.platform_id = v.platform_id AND d.env = v.env AND d.day = v.day AND d.shard = v.shard AND d.usd = v.before
 		RETURNING 1`, args: args, want: len(rows)}}, nil
 }

@@ -46,6 +46,7 @@ type DB struct {
 	settings *settingsCache  // settings.go
 	aheads   readAheadCounts // read_ahead.go
 	fresh    freshTexts      // fresh_sql.go
+	cols     columnTypes     // PostgreSQL: unnest.go
 
 	secretsMu     sync.Mutex
 	serverSecrets map[string][]byte // secrets.go: opened server secrets, by name
@@ -158,6 +159,14 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if db.engine == Postgres {
+		cols, err := loadColumnTypes(ctx, db.read)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: read the column types: %w", err)
+		}
+		db.cols = cols
 	}
 	return db, nil
 }
@@ -287,7 +296,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 func (db *DB) newTx(x execer, sqlTx *sql.Tx) *Tx {
 	q := Q{engine: db.engine, x: x, now: db.now, counts: countDeltas{}, outbox: &outbox{handed: db.newHandoffs()},
 		settings: db.settings, staleSettings: map[settingKey]struct{}{}, keys: db.opts.Keyring,
-		volumeShard: map[volumeKey]int{}}
+		volumeShard: map[volumeKey]int{}, cols: db.cols}
 	if db.writeStmts != nil {
 		q.stmts, q.tx, q.txStmts = db.writeStmts, sqlTx, map[string]*sql.Stmt{}
 	}

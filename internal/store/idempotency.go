@@ -118,8 +118,8 @@ func (q Q) CompleteIdempotencyKey(ctx context.Context, t Tenant, key, lockToken 
 func (q Q) InsertIdempotencyRecord(ctx context.Context, t Tenant, key, hash string, status int, body []byte) error {
 	now := toMicros(q.Now())
 	st := statement{sql: `INSERT INTO idempotency_keys (platform_id, env, idem_key, request_hash, lock_token,
-		locked_until, status_code, response_body, created_at) VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)`,
-		args: []any{t.PlatformID, t.Env, key, hash, now, status, string(body), now}}
+		locked_until, status_code, response_body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		args: []any{t.PlatformID, t.Env, key, hash, "", now, status, string(body), now}} // all placeholders: mergeInserts
 	if q.outbox != nil && q.outbox.shared {
 		return q.queueWrite(st)
 	}

@@ -67,12 +67,30 @@ func TestMergeInserts(t *testing.T) {
 	a := statement{sql: "INSERT INTO quotes (id, n) VALUES (?, ?)", args: []any{"q1", 1}}
 	b := statement{sql: "INSERT INTO other (id) VALUES (?) ON CONFLICT DO NOTHING", args: []any{"o"}}
 	c := statement{sql: "INSERT INTO quotes (id, n) VALUES (?, ?)", args: []any{"q2", 2}}
-	got := mergeInserts([]statement{a, b, c})
+	got := Q{engine: SQLite}.mergeInserts([]statement{a, b, c})
 	if len(got) != 2 || got[0].sql != "INSERT INTO quotes (id, n) VALUES (?, ?), (?, ?)" ||
 		len(got[0].args) != 4 || got[0].args[2] != "q2" || got[1].sql != b.sql {
 		t.Fatalf("%+v", got)
 	}
 	if a.sql != "INSERT INTO quotes (id, n) VALUES (?, ?)" || len(a.args) != 2 {
 		t.Fatalf("the input changed: %+v", a)
+	}
+
+	// On PostgreSQL, with the columns' types known, as arrays: one text for
+	// any number of rows (unnest.go).
+	pg := Q{engine: Postgres, cols: columnTypes{"quotes": {"id": "text", "n": "bigint"}}}
+	got = pg.mergeInserts([]statement{a, b, c})
+	if len(got) != 2 || got[0].sql != "INSERT INTO quotes (id, n) SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS bigint[]))" ||
+		len(got[0].args) != 2 || got[1].sql != b.sql {
+		t.Fatalf("%+v", got)
+	}
+	ids, ns := got[0].args[0].([]*string), got[0].args[1].([]*int64)
+	if len(ids) != 2 || *ids[1] != "q2" || len(ns) != 2 || *ns[0] != 1 {
+		t.Fatalf("%#v", got[0].args)
+	}
+	// A type it does not carry in arrays: VALUES, as on SQLite.
+	pg.cols["quotes"]["n"] = "numeric"
+	if got = pg.mergeInserts([]statement{a, c}); got[0].sql != "INSERT INTO quotes (id, n) VALUES (?, ?), (?, ?)" {
+		t.Fatalf("%+v", got)
 	}
 }

@@ -317,8 +317,8 @@ func (q Q) WriteLedger(ctx context.Context, t Tenant, ts []LedgerTransfer, ps, b
 	if q.queueLedger(t, ts, ps, bucketed, changes, toMicros(at)) {
 		return "", nil // written with the batch's others (at_commit.go)
 	}
-	transfers := ledgerTransferInserts(ts)
-	inserts := append(append(transfers, ledgerPostingInserts(ps)...), ledgerBucketUpserts(bucketed)...)
+	transfers := q.ledgerTransferInserts(ts)
+	inserts := append(append(transfers, q.ledgerPostingInserts(ps)...), q.ledgerBucketUpserts(bucketed)...)
 	params := 0
 	for _, st := range inserts {
 		params += len(st.args)
@@ -535,7 +535,7 @@ const ledgerPostingCols = `id, platform_id, env, transfer_id, account_id, curren
 // joined with ErrLedgerTransferExists, ErrLedgerHoldResolved or
 // ErrLedgerTransferReversed.
 func (q Q) InsertLedgerTransfers(ctx context.Context, ts []LedgerTransfer) error {
-	return q.execLedgerTransfers(ctx, ledgerTransferInserts(ts))
+	return q.execLedgerTransfers(ctx, q.ledgerTransferInserts(ts))
 }
 
 // execLedgerTransfers runs transfer inserts one by one, naming the unique key
@@ -549,7 +549,7 @@ func (q Q) execLedgerTransfers(ctx context.Context, stmts []statement) error {
 	return nil
 }
 
-func ledgerTransferInserts(ts []LedgerTransfer) []statement {
+func (q Q) ledgerTransferInserts(ts []LedgerTransfer) []statement {
 	var out []statement
 	for start := 0; start < len(ts); start += ledgerChunk {
 		part := ts[start:min(start+ledgerChunk, len(ts))]
@@ -562,12 +562,12 @@ func ledgerTransferInserts(ts []LedgerTransfer) []statement {
 			args = append(args, tr.ID, tr.Tenant.PlatformID, tr.Tenant.Env, tr.Kind, ledgerNullString(tr.HoldID),
 				ledgerNullString(tr.ReversesID), tr.Reference, meta, toMicros(tr.CreatedAt))
 		}
-		out = append(out, statement{sql: `INSERT INTO ledger_transfers (` + ledgerTransferCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args: args})
+		out = append(out, q.insertRows("ledger_transfers", splitCols(ledgerTransferCols), len(part), args, ""))
 	}
 	return out
 }
 
-func ledgerPostingInserts(ps []LedgerPosting) []statement {
+func (q Q) ledgerPostingInserts(ps []LedgerPosting) []statement {
 	var out []statement
 	for start := 0; start < len(ps); start += ledgerChunk {
 		part := ps[start:min(start+ledgerChunk, len(ps))]
@@ -576,7 +576,7 @@ func ledgerPostingInserts(ps []LedgerPosting) []statement {
 			args = append(args, p.ID, p.Tenant.PlatformID, p.Tenant.Env, p.TransferID, p.AccountID, p.Currency,
 				p.Amount, p.Pending, toMicros(p.CreatedAt))
 		}
-		out = append(out, statement{sql: `INSERT INTO ledger_postings (` + ledgerPostingCols + `) VALUES ` + ledgerRowsOf(len(part), 9), args: args})
+		out = append(out, q.insertRows("ledger_postings", splitCols(ledgerPostingCols), len(part), args, ""))
 	}
 	return out
 }

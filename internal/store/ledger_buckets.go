@@ -38,7 +38,7 @@ const ledgerPostingsByBucket = `SELECT p.account_id, s.span,
 // on PostgreSQL, holds those rows' locks: then no two writers upsert the same
 // bucket at once. Postings are summed per bucket first, so each bucket is
 // written once.
-func ledgerBucketUpserts(ps []LedgerPosting) []statement {
+func (q Q) ledgerBucketUpserts(ps []LedgerPosting) []statement {
 	type key struct {
 		account     string
 		span, start int64
@@ -74,10 +74,9 @@ func ledgerBucketUpserts(ps []LedgerPosting) []statement {
 		for _, k := range part {
 			args = append(args, k.account, k.span, k.start, sums[k])
 		}
-		out = append(out, statement{sql: `INSERT INTO ledger_posting_buckets (account_id, span, bucket_start, amount)
-			VALUES ` + ledgerRowsOf(len(part), 4) + `
-			ON CONFLICT (account_id, span, bucket_start)
-			DO UPDATE SET amount = ledger_posting_buckets.amount + excluded.amount`, args: args})
+		out = append(out, q.insertRows("ledger_posting_buckets", []string{"account_id", "span", "bucket_start", "amount"},
+			len(part), args, ` ON CONFLICT (account_id, span, bucket_start)
+			DO UPDATE SET amount = ledger_posting_buckets.amount + excluded.amount`))
 	}
 	return out
 }

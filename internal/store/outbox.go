@@ -213,18 +213,25 @@ func (q Q) takeEvents() []statement {
 	return out
 }
 
+// insertedEventCols and insertedDeliveryCols are what insertEvents writes of an event and
+// of a delivery row.
+var (
+	insertedEventCols    = []string{"id", "platform_id", "env", "type", "resource_id", "envelope", "created_at"}
+	insertedDeliveryCols = []string{"event_id", "platform_id", "env", "state", "attempts", "window_start", "next_attempt_at",
+		"updated_at", "lease_token", "lease_until"}
+)
+
 // insertEvents writes es and their delivery rows: leased to the event's own
 // LeaseToken if it has one, unleased for a claim if the handoff does not
 // take it. A delivery the handoff takes gets no row now: one journal row
 // names all of them (handoff_journal.go).
 func (q Q) insertEvents(es []Event) []statement {
-	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(es)), ", ")
-	args := make([]any, 0, 7*len(es))
+	args := make([]any, 0, len(insertedEventCols)*len(es))
 	for _, e := range es {
 		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, e.Type, e.ResourceID, string(e.Envelope), toMicros(e.CreatedAt))
 	}
-	out := []statement{{sql: `INSERT INTO events (id, platform_id, env, type, resource_id, envelope, created_at) VALUES ` + values, args: args}}
-	args = make([]any, 0, 9*len(es))
+	out := []statement{q.insertRows("events", insertedEventCols, len(es), args, "")}
+	args = make([]any, 0, len(insertedDeliveryCols)*len(es))
 	now := q.now()
 	journal := q.outbox.handed.journal()
 	for _, e := range es {
@@ -236,15 +243,13 @@ func (q Q) insertEvents(es []Event) []statement {
 		} else if journal.reserve(e, now) {
 			continue
 		}
-		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, attempts, at, at, at, token, until)
+		args = append(args, e.ID, e.Tenant.PlatformID, e.Tenant.Env, "PENDING", attempts, at, at, at, token, until)
 	}
 	if st, ok := journal.statement(); ok {
 		out = append(out, st)
 	}
-	if n := len(args) / 9; n > 0 {
-		values = strings.TrimSuffix(strings.Repeat("(?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?), ", n), ", ")
-		out = append(out, statement{sql: `INSERT INTO webhook_deliveries (event_id, platform_id, env, state, attempts,
-			window_start, next_attempt_at, updated_at, lease_token, lease_until) VALUES ` + values, args: args})
+	if n := len(args) / len(insertedDeliveryCols); n > 0 {
+		out = append(out, q.insertRows("webhook_deliveries", insertedDeliveryCols, n, args, ""))
 	}
 	return out
 }
@@ -372,8 +377,9 @@ func groupStatement(group []statement) (string, []any) {
 	if want == 0 {
 		return combine(group)
 	}
-	check := fmt.Sprintf("SELECT paymentsd_expect_rows(%s, %d)", strings.Join(counts, " + "), want)
-	return combine(append(slices.Clip(group), statement{sql: check}))
+	// want is a parameter, so the text does not change with it (unnest.go).
+	check := fmt.Sprintf("SELECT paymentsd_expect_rows(%s, CAST(? AS BIGINT))", strings.Join(counts, " + "))
+	return combine(append(slices.Clip(group), statement{sql: check, args: []any{want}}))
 }
 
 // expectRowsCode is the SQLSTATE paymentsd_expect_rows raises (migration
@@ -419,32 +425,55 @@ const mergeRows = 500
 // mergeInserts turns queued inserts of the same shape (the same
 // "INSERT INTO t (…) VALUES (?, …)" text, one row each) into one multi-row
 // statement per shape: a batch's quotes go in as one, and its transactions
-// rows. The queued writes are new rows of different tables, none referring
-// to another (flushFor wrote them before any statement that could), so
-// their order does not matter.
-func mergeInserts(stmts []statement) []statement {
-	if len(stmts) < 2 {
+// rows (on PostgreSQL as arrays, insertRows, when the tuple is all
+// placeholders). The queued writes are new rows of different tables, none
+// referring to another (flushFor wrote them before any statement that
+// could), so their order does not matter.
+func (q Q) mergeInserts(stmts []statement) []statement {
+	if len(stmts) == 0 || (len(stmts) == 1 && q.engine != Postgres) {
 		return stmts
 	}
 	var out []statement
+	var shapes []string    // out[i]'s shape when it is a merged insert, else ""
+	var counts []int       // out[i]'s rows
 	at := map[string]int{} // shape → index in out of its open statement
-	rows := map[string]int{}
 	for _, st := range stmts {
 		i, ok := at[st.sql]
 		tuple, single := singleRow(st.sql)
-		if !single || !ok || rows[st.sql] >= mergeRows {
+		if !single || !ok || counts[i] >= mergeRows {
+			shape := ""
 			if single {
-				at[st.sql], rows[st.sql] = len(out), 1
+				at[st.sql], shape = len(out), st.sql
 			}
 			st.args = append([]any(nil), st.args...)
-			out = append(out, st)
+			out, shapes, counts = append(out, st), append(shapes, shape), append(counts, 1)
 			continue
 		}
 		out[i].sql += ", " + tuple
 		out[i].args = append(out[i].args, st.args...)
-		rows[st.sql]++
+		counts[i]++
+	}
+	for i, shape := range shapes {
+		if table, cols, ok := placeholderInsert(shape); ok && (counts[i] > 1 || q.cols != nil) {
+			out[i] = q.insertRows(table, cols, counts[i], out[i].args, "")
+		}
 	}
 	return out
+}
+
+// placeholderInsert is the table and columns of a one-row insert whose
+// tuple holds only placeholders ("INSERT INTO t (a, b) VALUES (?, ?)").
+func placeholderInsert(query string) (table string, cols []string, ok bool) {
+	table, ok = insertTable(query)
+	open, values := strings.Index(query, " ("), strings.LastIndex(query, ") VALUES (")
+	if !ok || open < 0 || values < open {
+		return "", nil, false
+	}
+	cols = splitCols(query[open+2 : values])
+	if query[values+len(") VALUES "):] != "("+ledgerPlaceholders(len(cols))+")" {
+		return "", nil, false
+	}
+	return table, cols, true
 }
 
 // singleRow reports whether query is an INSERT of one row that ends with its

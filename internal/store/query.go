@@ -54,6 +54,9 @@ type Q struct {
 	keys *keyring.Keyring
 	// aheads counts the credential statements' read-aheads (read_ahead.go).
 	aheads *readAheadCounts
+	// cols, inside a transaction on PostgreSQL, types its multi-row
+	// writes' arrays (unnest.go).
+	cols columnTypes
 }
 
 // Engine reports the engine behind q.

@@ -104,16 +104,13 @@ func (q Q) takeCounts() (statement, bool) {
 		return cmp.Or(cmp.Compare(a.platformID, b.platformID), cmp.Compare(a.env, b.env),
 			cmp.Compare(a.scope, b.scope), cmp.Compare(a.shard, b.shard))
 	})
-	values := make([]string, len(rows))
 	args := make([]any, 0, 5*len(rows))
-	for i, r := range rows {
-		values[i] = "(?, ?, ?, ?, ?)"
+	for _, r := range rows {
 		args = append(args, r.platformID, r.env, r.scope, r.shard, r.n)
 	}
 	clear(q.counts)
-	return statement{sql: `INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES ` +
-		strings.Join(values, ", ") + ` ON CONFLICT (platform_id, env, scope, shard) DO UPDATE SET n = transaction_counts.n + excluded.n`,
-		args: args}, true
+	return q.insertRows("transaction_counts", []string{"platform_id", "env", "scope", "shard", "n"}, len(rows), args,
+		` ON CONFLICT (platform_id, env, scope, shard) DO UPDATE SET n = transaction_counts.n + excluded.n`), true
 }
 
 // countedScope is the one place that decides which filters have a counter:

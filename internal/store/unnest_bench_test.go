@@ -2,8 +2,8 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
