@@ -270,3 +270,7 @@ func (q Q) ExecUnguardedForTest(ctx context.Context, query string, args ...any) 
 	_, err := q.x.ExecContext(ctx, q.rebind(query), args...)
 	return err
 }
+
+// ColumnTypeForTest is the type the store read for a table's column when it
+// opened (PostgreSQL; "" when not read).
+func (db *DB) ColumnTypeForTest(table, col string) string { return db.cols[table][col] }

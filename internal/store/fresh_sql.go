@@ -11,18 +11,17 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// A PostgreSQL batch sends its writes as one statement (execAll), whose
-// text follows the batch's rows: how many events, postings, transactions
-// rows, balance and volume updates it holds. At concurrency 8 a few hundred
-// texts recur; at 64 nearly every batch's is new. pgx prepares every
-// statement it is given and keeps up to 512 per connection, and the server
-// keeps each prepared statement's parse tree in the connection's backend:
-// under a c=64 load that grew paymentsd's heap by tens of MiB and backends
-// to 150–390 MiB each within 20 s, and each new text cost a round trip of
-// its own to prepare. So a fresh text is sent unnamed, as PostgreSQL's
-// extended protocol allows, until it has been seen freshRecurs times: then
-// it is treated like any other statement (prepared once per connection,
-// its plan cached). Neither pgx nor the backend keeps an unnamed statement.
+// A PostgreSQL batch sends its writes as one statement (execAll). Its text
+// was a VALUES list a table, as long as the batch's rows, so at c=64 nearly
+// every batch's text was new; pgx prepared every one (a round trip of its
+// own) and kept up to 512 a connection, and the server kept each prepared
+// statement's parse tree in the connection's backend: under a 20 s c=64
+// load paymentsd's heap grew by tens of MiB and the backends to 150–390 MiB
+// each. The rows now go as arrays (unnest.go), so a few texts recur; a text
+// still goes unnamed (PostgreSQL's extended protocol allows it) until it has
+// been seen freshRecurs times, so one that does not recur (an unusual
+// batch, or a write whose values arrays cannot carry) is never prepared or
+// kept. Neither pgx nor the backend keeps an unnamed statement.
 
 // freshRecurs is how many times a fresh text is sent unnamed before it is
 // prepared like any other.

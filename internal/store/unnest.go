@@ -11,7 +11,8 @@ import (
 // column (unnest), not as a VALUES list: a VALUES list's text grows with
 // its rows, so the batch's combined statement (execAll) was a different
 // text for nearly every batch, and PostgreSQL parsed and planned each
-// anew (a sixth of its CPU at c=64; fresh_sql.go). With arrays a
+// anew (in a perf profile of a c=64 load, planning 9.7% of its CPU and
+// parsing and analysis 6.5%; fresh_sql.go). With arrays a
 // statement's text depends only on which tables the batch writes, so it is
 // prepared once per connection and its plan kept. PostgreSQL's work per
 // row is the same either way (BenchmarkInsertRowsValuesOrUnnest). SQLite,
@@ -21,11 +22,13 @@ import (
 // boolean), read from PostgreSQL's catalog when the store opens.
 type columnTypes map[string]map[string]string
 
-// loadColumnTypes reads the types of the columns of the tables in the
-// connection's schema.
+// loadColumnTypes reads the column types of the tables the store's
+// unqualified names resolve to (those the search path makes visible).
 func loadColumnTypes(ctx context.Context, db *sql.DB) (columnTypes, error) {
-	rows, err := db.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM information_schema.columns
-		WHERE table_schema = current_schema()`)
+	rows, err := db.QueryContext(ctx, `SELECT c.relname, a.attname, format_type(a.atttypid, NULL)
+		FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+		WHERE c.relkind IN ('r', 'p') AND pg_table_is_visible(c.oid) AND a.attnum > 0 AND NOT a.attisdropped
+			AND c.relnamespace::regnamespace::text NOT IN ('pg_catalog', 'information_schema')`)
 	if err != nil {
 		return nil, err
 	}
