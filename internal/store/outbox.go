@@ -455,7 +455,8 @@ func (q Q) mergeInserts(stmts []statement) []statement {
 	}
 	for i, shape := range shapes {
 		if table, cols, ok := placeholderInsert(shape); ok && (counts[i] > 1 || q.cols != nil) {
-			out[i] = q.insertRows(table, cols, counts[i], out[i].args, "")
+			st := q.insertRows(table, cols, counts[i], out[i].args, "")
+			out[i].sql, out[i].args = st.sql, st.args
 		}
 	}
 	return out
