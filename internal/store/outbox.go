@@ -213,8 +213,8 @@ func (q Q) takeEvents() []statement {
 	return out
 }
 
-// insertedEventCols and insertedDeliveryCols are what insertEvents writes of an event and
-// of a delivery row.
+// insertedEventCols and insertedDeliveryCols are the columns insertEvents
+// writes of an event and of a delivery row.
 var (
 	insertedEventCols    = []string{"id", "platform_id", "env", "type", "resource_id", "envelope", "created_at"}
 	insertedDeliveryCols = []string{"event_id", "platform_id", "env", "state", "attempts", "window_start", "next_attempt_at",
