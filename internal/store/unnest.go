@@ -106,11 +106,11 @@ func columnArrays(types []string, rows int, flat []any) ([]any, bool) {
 		var ok bool
 		switch t {
 		case "text":
-			out[c], ok = textColumn(flat, c, width, rows)
+			out[c], ok = column(flat, c, width, rows, textValue)
 		case "bigint", "integer":
-			out[c], ok = intColumn(flat, c, width, rows)
+			out[c], ok = column(flat, c, width, rows, intValue)
 		case "boolean":
-			out[c], ok = boolColumn(flat, c, width, rows)
+			out[c], ok = column(flat, c, width, rows, boolValue)
 		}
 		if !ok {
 			return nil, false
@@ -119,75 +119,65 @@ func columnArrays(types []string, rows int, flat []any) ([]any, bool) {
 	return out, true
 }
 
-func textColumn(flat []any, c, width, rows int) ([]*string, bool) {
-	vals, col := make([]string, rows), make([]*string, rows)
+// column is column c of the rows as pointers (nil for NULL), each value
+// read by value, which reports whether it is NULL and whether it fits.
+func column[T any](flat []any, c, width, rows int, value func(any) (v T, null, ok bool)) ([]*T, bool) {
+	vals, col := make([]T, rows), make([]*T, rows)
 	for r := range rows {
-		switch v := flat[r*width+c].(type) {
-		case nil:
-			continue
-		case string:
-			vals[r] = v
-		case []byte:
-			vals[r] = string(v)
-		case json.RawMessage:
-			vals[r] = string(v)
-		case sql.NullString:
-			if !v.Valid {
-				continue
-			}
-			vals[r] = v.String
-		default:
+		v, null, ok := value(flat[r*width+c])
+		if !ok {
 			return nil, false
 		}
-		col[r] = &vals[r]
+		if !null {
+			vals[r] = v
+			col[r] = &vals[r]
+		}
 	}
 	return col, true
 }
 
-func intColumn(flat []any, c, width, rows int) ([]*int64, bool) {
-	vals, col := make([]int64, rows), make([]*int64, rows)
-	for r := range rows {
-		switch v := flat[r*width+c].(type) {
-		case nil:
-			continue
-		case int64:
-			vals[r] = v
-		case int:
-			vals[r] = int64(v)
-		case int32:
-			vals[r] = int64(v)
-		case sql.NullInt64:
-			if !v.Valid {
-				continue
-			}
-			vals[r] = v.Int64
-		default:
-			return nil, false
-		}
-		col[r] = &vals[r]
+func textValue(a any) (string, bool, bool) {
+	switch v := a.(type) {
+	case nil:
+		return "", true, true
+	case string:
+		return v, false, true
+	case []byte:
+		return string(v), false, true
+	case json.RawMessage:
+		return string(v), false, true
+	case sql.NullString:
+		return v.String, !v.Valid, true
 	}
-	return col, true
+	return "", false, false
 }
 
-func boolColumn(flat []any, c, width, rows int) ([]*bool, bool) {
-	vals, col := make([]bool, rows), make([]*bool, rows)
-	for r := range rows {
-		switch v := flat[r*width+c].(type) {
-		case nil:
-			continue
-		case bool:
-			vals[r] = v
-		case sql.NullBool:
-			if !v.Valid {
-				continue
-			}
-			vals[r] = v.Bool
-		default:
-			return nil, false
-		}
-		col[r] = &vals[r]
+func intValue(a any) (int64, bool, bool) {
+	switch v := a.(type) {
+	case nil:
+		return 0, true, true
+	case int64:
+		return v, false, true
+	case int:
+		return int64(v), false, true
+	case int32:
+		return int64(v), false, true
+	case sql.NullInt64:
+		return v.Int64, !v.Valid, true
 	}
-	return col, true
+	return 0, false, false
+}
+
+func boolValue(a any) (bool, bool, bool) {
+	switch v := a.(type) {
+	case nil:
+		return false, true, true
+	case bool:
+		return v, false, true
+	case sql.NullBool:
+		return v.Bool, !v.Valid, true
+	}
+	return false, false, false
 }
 
 // splitCols is a column list ("a, b,\n\tc") as names.
