@@ -16,8 +16,8 @@ import (
 // every batch's text was new; pgx prepared every one (a round trip of its
 // own) and kept up to 512 a connection, and the server kept each prepared
 // statement's parse tree in the connection's backend: under a 20 s c=64
-// load paymentsd's heap grew by tens of MiB and the backends to 150–390 MiB
-// each. The rows now go as arrays (unnest.go), so a few texts recur; a text
+// load paymentsd's heap grew by tens of MiB and the backends' private
+// memory to about 850 MiB in all. The rows now go as arrays (unnest.go), so a few texts recur; a text
 // still goes unnamed (PostgreSQL's extended protocol allows it) until it has
 // been seen freshRecurs times, so one that does not recur (an unusual
 // batch, or a write whose values arrays cannot carry) is never prepared or

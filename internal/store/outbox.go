@@ -274,7 +274,7 @@ type statement struct {
 	reset func()
 	touch []string
 	// fresh: the text was made for this batch (several writes as one
-	// statement, execAll), so it may never be sent again (fresh_sql.go).
+	// statement, execAll), so it may not recur (fresh_sql.go).
 	fresh bool
 }
 
