@@ -348,3 +348,58 @@ func TestSameWorkVolumeBeforeReadFromItsRow(t *testing.T) {
 		t.Fatalf("bound %q with %d arguments %v", q, len(args), args)
 	}
 }
+
+// The same, with the rows as one array a column (PostgreSQL's batches,
+// store/unnest.go): each row's before, an element of the fifth array, is
+// read from the row its elements of the first four arrays name.
+func TestSameWorkVolumeBeforeReadFromItsRowInArrays(t *testing.T) {
+	const platform = "Platform:01a2166d-6d2a-741c-9c03-2faf00192e12"
+	var samples []sample
+	for k := 0; k < 3; k++ {
+		src := fmt.Sprintf("InternalAccount:01a2166d-6d54-75ff-afea-%012d", 2*k)
+		amount, shard, before := int64(101+37*k), int64(k%2), int64(5000+977*k)
+		arg := func(v any) store.LoggedArg { return store.LoggedArg{Type: fmt.Sprintf("%T", v), Value: v} }
+		str := func(s string) *string { return &s }
+		num := func(n int64) *int64 { return &n }
+		lock, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "query",
+			SQL:  "SELECT 1 FROM daily_volumes WHERE account = $1 AND shard = ANY($2)",
+			Args: []store.LoggedArg{arg(src), arg([]int64{shard})}})
+		upd, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "exec",
+			SQL: "WITH w0 AS (" + volumeUpdateHead + " FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS bigint[]), " +
+				"CAST($4 AS integer[]), CAST($5 AS bigint[]), CAST($6 AS bigint[])) " + volumeUpdateTail +
+				" WHERE d.shard = v.shard AND d.usd = v.before RETURNING d.shard) SELECT paymentsd_expect_rows((SELECT count(*) FROM w0), CAST($7 AS BIGINT))",
+			Args: []store.LoggedArg{arg([]*string{str(platform)}), arg([]*string{str("sandbox")}), arg([]*int64{num(20784)}),
+				arg([]*int64{num(shard)}), arg([]*int64{num(before)}), arg([]*int64{num(amount)}), arg(int64(1))}})
+		log := `{"conn":1,"op":"begin"}` + "\n" + string(lock) + "\n" + string(upd) + "\n" + `{"conn":1,"op":"commit"}` + "\n"
+		txs, err := parseStmtLog(strings.NewReader(log))
+		if err != nil || len(txs) != 1 {
+			t.Fatalf("%v %v", txs, err)
+		}
+		samples = append(samples, sample{Txs: txs, Roles: map[string]val{"src_acct": {Kind: 's', S: src},
+			"amount": {Kind: 'i', I: amount}, "neg_amount": {Kind: 'i', I: -amount}}})
+	}
+	tpl, err := buildTemplate(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := pgbenchScript(tpl, 10, 1000)
+	want := "CAST(ARRAY[(SELECT usd FROM daily_volumes WHERE platform_id = E'Platform\\07201a2166d-6d2a-741c-9c03-2faf00192e12' " +
+		"AND env = E'sandbox' AND day = 20784 AND shard = :r1)]::bigint[] AS bigint[]), CAST(ARRAY[:amount]::bigint[] AS bigint[])"
+	if !strings.Contains(script, want) {
+		t.Fatalf("script lacks %q:\n%s", want, script)
+	}
+}
+
+// A transfer's transaction is found by its Idempotency-Key as an argument
+// or as an element of an array argument.
+func TestTransferTxsFindsTheKeyInAnArray(t *testing.T) {
+	txs := []loggedTx{
+		{Committed: true, Stmts: []store.LoggedStatement{{Args: []store.LoggedArg{{Value: []any{"other", "k-1"}}}}}},
+		{Committed: true, Stmts: []store.LoggedStatement{{Args: []store.LoggedArg{{Value: "k-1"}}}}},
+		{Committed: true, Stmts: []store.LoggedStatement{{Args: []store.LoggedArg{{Value: []any{"k-2"}}}}}},
+		{Committed: false, Stmts: []store.LoggedStatement{{Args: []store.LoggedArg{{Value: "k-1"}}}}},
+	}
+	if got := transferTxs(txs, "k-1"); len(got) != 2 {
+		t.Fatalf("%d transactions carry the key, want 2", len(got))
+	}
+}
