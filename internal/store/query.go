@@ -205,11 +205,12 @@ func (q Q) rebind(query string) string {
 	}
 	out := rebindPlaceholders(query)
 	// Most queries are constants or built from a bounded set of parts
-	// (filters, IN lists chunked to fixed sizes). A long one is a batch's
-	// writes as one statement (execAll), whose text follows the batch's
-	// rows and so rarely recurs: kept, such texts grew the heap by tens of
-	// MiB a minute under load (fresh_sql.go). The cap guards against a
-	// future caller of the first kind that is not.
+	// (filters, IN lists chunked to fixed sizes). A long one is mostly a
+	// batch's writes as one statement (execAll), which need not recur: when
+	// their texts followed the batch's rows, keeping them grew the heap by
+	// tens of MiB a minute under load (fresh_sql.go). Rebinding one costs a
+	// few µs a batch. The cap guards against a future caller of the first
+	// kind that is not.
 	if len(query) <= reboundMaxLen && reboundN.Add(1) <= reboundCap {
 		rebound.Store(query, out)
 	}
