@@ -221,9 +221,6 @@ func ledgerDeltaUpdates(engine Engine, ls []*queuedLedger) ([]statement, error) 
 // non-negative), returning the account of each row it changed. WriteLedger
 // writes its changes with it too, each a sum of one.
 func balanceSumUpdate(engine Engine, rows []*balanceSum) statement {
-	values := strings.TrimSuffix(strings.Repeat(`(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT),
-		CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BOOLEAN)), `,
-		len(rows)), ", ")
 	args := make([]any, 0, 10*len(rows))
 	for _, s := range rows {
 		args = append(args, s.key.tenant.PlatformID, s.key.tenant.Env, s.key.id, s.version, s.n, s.posted, s.debits,
@@ -237,19 +234,17 @@ func balanceSumUpdate(engine Engine, rows []*balanceSum) statement {
 		AND (NOT v.floor_zero OR b.posted - b.pending_debits + v.posted - v.debits >= 0)
 		RETURNING %s`
 	const cols = `platform_id, env, account_id, version, n, posted, debits, credits, at, floor_zero`
+	types := []string{"text", "text", "text", "bigint", "bigint", "bigint", "bigint", "bigint", "bigint", "boolean"}
 	if engine != Postgres {
 		// SQLite names a VALUES list's columns only in a common table
 		// expression, and its RETURNING sees the updated table alone,
 		// unqualified. (PostgreSQL keeps the derived table: its batch sends
 		// this statement as one WITH query of a combined statement.)
-		return statement{sql: `WITH v (` + cols + `) AS (VALUES ` + values + `) ` + fmt.Sprintf(update, "v", "account_id"),
-			args: args}
+		return statement{sql: `WITH v (` + cols + `) AS (VALUES ` + castRows(types, len(rows)) + `) ` +
+			fmt.Sprintf(update, "v", "account_id"), args: args}
 	}
-	types := []string{"text", "text", "text", "bigint", "bigint", "bigint", "bigint", "bigint", "bigint", "boolean"}
-	if arrays, ok := columnArrays(types, len(rows), args); ok {
-		return statement{sql: fmt.Sprintf(update, unnestOf(types)+` AS v (`+cols+`)`, "b.account_id"), args: arrays}
-	}
-	return statement{sql: fmt.Sprintf(update, `(VALUES `+values+`) AS v (`+cols+`)`, "b.account_id"), args: args}
+	from, args := fromRows(engine, types, len(rows), args)
+	return statement{sql: fmt.Sprintf(update, from+` AS v (`+cols+`)`, "b.account_id"), args: args}
 }
 
 // addTo adds d to *sum, reporting false (and changing nothing) on an
@@ -289,17 +284,11 @@ func volumeDeltaUpdates(engine Engine, vs []*queuedVolume) ([]statement, error) 
 		}
 		s.usd += v.usd // each add fits the shard's share: no overflow
 	}
-	values := strings.TrimSuffix(strings.Repeat(`(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS INTEGER),
-		CAST(? AS BIGINT), CAST(? AS BIGINT)), `, len(rows)), ", ")
 	args := make([]any, 0, 6*len(rows))
 	for _, s := range rows {
 		args = append(args, s.key.platformID, s.key.env, s.key.day, s.key.shard, s.before, s.usd)
 	}
-	from := `(VALUES ` + values + `)`
-	types := []string{"text", "text", "bigint", "integer", "bigint", "bigint"}
-	if arrays, ok := columnArrays(types, len(rows), args); ok && engine == Postgres {
-		from, args = unnestOf(types), arrays
-	}
+	from, args := fromRows(engine, []string{"text", "text", "bigint", "integer", "bigint", "bigint"}, len(rows), args)
 	return []statement{{sql: `UPDATE daily_volumes AS d SET usd = d.usd + v.add
 		FROM ` + from + ` AS v (platform_id, env, day, shard, before, add)
 		WHERE d.platform_id = v.platform_id AND d.env = v.env AND d.day = v.day AND d.shard = v.shard AND d.usd = v.before

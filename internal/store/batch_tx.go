@@ -24,10 +24,10 @@ import (
 // reaches its COMMIT: the statement's checks (expect_rows, outbox.go) fail
 // inside SQL for that reason.
 type batchTx struct {
-	sqlTx  *sql.Tx   // SQLite
-	conn   *sql.Conn // PostgreSQL
-	open   bool      // PostgreSQL: BEGIN was sent, and neither COMMIT nor ROLLBACK since
-	shapes *freshTexts
+	sqlTx *sql.Tx     // SQLite
+	conn  *sql.Conn   // PostgreSQL
+	open  bool        // PostgreSQL: BEGIN was sent, and neither COMMIT nor ROLLBACK since
+	fresh *freshTexts // fresh_sql.go
 }
 
 // pipelined is one statement of a pipeline, its placeholders already
@@ -53,7 +53,7 @@ func (db *DB) beginBatch(ctx context.Context) (*batchTx, error) {
 		return &batchTx{sqlTx: tx}, err
 	}
 	conn, err := db.write.Conn(ctx)
-	return &batchTx{conn: conn, shapes: &db.fresh}, err
+	return &batchTx{conn: conn, fresh: &db.fresh}, err
 }
 
 // execer is what the batch's statements run on.
@@ -156,7 +156,7 @@ func (bt *batchTx) run(ctx context.Context, stmts []pipelined) (int, error) {
 		if pc == nil {
 			return fmt.Errorf("store: the PostgreSQL connection is a %T, not pgx's", dc)
 		}
-		if bt.shapes.unnamed(stmts) {
+		if bt.fresh.unnamed(stmts) {
 			var err error
 			failed, err = sendUnnamed(ctx, pc, stmts, log)
 			return err

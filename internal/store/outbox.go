@@ -439,7 +439,7 @@ func (q Q) mergeInserts(stmts []statement) []statement {
 	at := map[string]int{} // shape → index in out of its open statement
 	for _, st := range stmts {
 		i, ok := at[st.sql]
-		tuple, single := singleRow(st.sql)
+		_, single := singleRow(st.sql)
 		if !single || !ok || counts[i] >= mergeRows {
 			shape := ""
 			if single {
@@ -449,15 +449,21 @@ func (q Q) mergeInserts(stmts []statement) []statement {
 			out, shapes, counts = append(out, st), append(shapes, shape), append(counts, 1)
 			continue
 		}
-		out[i].sql += ", " + tuple
 		out[i].args = append(out[i].args, st.args...)
 		counts[i]++
 	}
+	// Each merged shape's text is made once, for all its rows.
 	for i, shape := range shapes {
-		if table, cols, ok := placeholderInsert(shape); ok && (counts[i] > 1 || q.cols != nil) {
+		if shape == "" || (counts[i] == 1 && q.cols == nil) {
+			continue
+		}
+		if table, cols, ok := placeholderInsert(shape); ok {
 			st := q.insertRows(table, cols, counts[i], out[i].args, "")
 			out[i].sql, out[i].args = st.sql, st.args
+			continue
 		}
+		tuple, _ := singleRow(shape)
+		out[i].sql = shape + strings.Repeat(", "+tuple, counts[i]-1)
 	}
 	return out
 }

@@ -79,6 +79,29 @@ func (c columnTypes) of(table string, cols []string) ([]string, bool) {
 	return types, true
 }
 
+// fromRows is the FROM item of an "UPDATE … FROM … AS v (…)" that reads
+// rows rows of len(types) values (flat, row by row): on PostgreSQL an
+// unnest of one typed array a column when every value fits, else a VALUES
+// list with each value cast to its column's type.
+func fromRows(engine Engine, types []string, rows int, flat []any) (string, []any) {
+	if engine == Postgres {
+		if arrays, ok := columnArrays(types, rows, flat); ok {
+			return unnestOf(types), arrays
+		}
+	}
+	return "(VALUES " + castRows(types, rows) + ")", flat
+}
+
+// castRows is rows tuples of "(CAST(? AS type), …)" for types.
+func castRows(types []string, rows int) string {
+	casts := make([]string, len(types))
+	for i, t := range types {
+		casts[i] = "CAST(? AS " + t + ")"
+	}
+	tuple := "(" + strings.Join(casts, ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(tuple+", ", rows), ", ")
+}
+
 // unnestOf is "unnest(CAST(? AS type[]), …)" for types.
 func unnestOf(types []string) string {
 	var b strings.Builder
