@@ -306,32 +306,14 @@ func TestSameWorkArrays(t *testing.T) {
 // sample), so that the replayed update changes its row as the service's
 // did.
 func TestSameWorkVolumeBeforeReadFromItsRow(t *testing.T) {
-	const platform = "Platform:01a2166d-6d2a-741c-9c03-2faf00192e12"
-	var samples []sample
-	for k := 0; k < 3; k++ {
-		src := fmt.Sprintf("InternalAccount:01a2166d-6d54-75ff-afea-%012d", 2*k)
-		amount, shard, before := int64(101+37*k), int64(k%2), int64(5000+977*k)
-		arg := func(v any) store.LoggedArg { return store.LoggedArg{Type: fmt.Sprintf("%T", v), Value: v} }
-		lock, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "query",
-			SQL:  "SELECT 1 FROM daily_volumes WHERE account = $1 AND shard = ANY($2)",
-			Args: []store.LoggedArg{arg(src), arg([]int64{shard})}})
-		upd, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "exec",
+	tpl := volumeTemplate(t, func(platform string, shard, before, amount int64) store.LoggedStatement {
+		return store.LoggedStatement{Conn: 1, Op: "exec",
 			SQL: "WITH w0 AS (" + volumeUpdateHead + " FROM (VALUES (CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BIGINT), " +
 				"CAST($4 AS INTEGER), CAST($5 AS BIGINT), CAST($6 AS BIGINT))) " + volumeUpdateTail +
 				" WHERE d.shard = v.shard AND d.usd = v.before RETURNING d.shard) SELECT paymentsd_expect_rows((SELECT count(*) FROM w0), 1)",
-			Args: []store.LoggedArg{arg(platform), arg("sandbox"), arg(int64(20784)), arg(shard), arg(before), arg(amount)}})
-		log := `{"conn":1,"op":"begin"}` + "\n" + string(lock) + "\n" + string(upd) + "\n" + `{"conn":1,"op":"commit"}` + "\n"
-		txs, err := parseStmtLog(strings.NewReader(log))
-		if err != nil || len(txs) != 1 {
-			t.Fatalf("%v %v", txs, err)
-		}
-		samples = append(samples, sample{Txs: txs, Roles: map[string]val{"src_acct": {Kind: 's', S: src},
-			"amount": {Kind: 'i', I: amount}, "neg_amount": {Kind: 'i', I: -amount}}})
-	}
-	tpl, err := buildTemplate(samples)
-	if err != nil {
-		t.Fatal(err)
-	}
+			Args: []store.LoggedArg{logArg(platform), logArg("sandbox"), logArg(int64(20784)), logArg(shard), logArg(before),
+				logArg(amount)}}
+	})
 	script := pgbenchScript(tpl, 10, 1000)
 	for _, want := range []string{
 		"shard = ANY(ARRAY[:r1]::bigint[])",
@@ -353,35 +335,16 @@ func TestSameWorkVolumeBeforeReadFromItsRow(t *testing.T) {
 // store/unnest.go): each row's before, an element of the fifth array, is
 // read from the row its elements of the first four arrays name.
 func TestSameWorkVolumeBeforeReadFromItsRowInArrays(t *testing.T) {
-	const platform = "Platform:01a2166d-6d2a-741c-9c03-2faf00192e12"
-	var samples []sample
-	for k := 0; k < 3; k++ {
-		src := fmt.Sprintf("InternalAccount:01a2166d-6d54-75ff-afea-%012d", 2*k)
-		amount, shard, before := int64(101+37*k), int64(k%2), int64(5000+977*k)
-		arg := func(v any) store.LoggedArg { return store.LoggedArg{Type: fmt.Sprintf("%T", v), Value: v} }
-		str := func(s string) *string { return &s }
-		num := func(n int64) *int64 { return &n }
-		lock, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "query",
-			SQL:  "SELECT 1 FROM daily_volumes WHERE account = $1 AND shard = ANY($2)",
-			Args: []store.LoggedArg{arg(src), arg([]int64{shard})}})
-		upd, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "exec",
+	str := func(s string) *string { return &s }
+	num := func(n int64) *int64 { return &n }
+	tpl := volumeTemplate(t, func(platform string, shard, before, amount int64) store.LoggedStatement {
+		return store.LoggedStatement{Conn: 1, Op: "exec",
 			SQL: "WITH w0 AS (" + volumeUpdateHead + " FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS bigint[]), " +
 				"CAST($4 AS integer[]), CAST($5 AS bigint[]), CAST($6 AS bigint[])) " + volumeUpdateTail +
 				" WHERE d.shard = v.shard AND d.usd = v.before RETURNING d.shard) SELECT paymentsd_expect_rows((SELECT count(*) FROM w0), CAST($7 AS BIGINT))",
-			Args: []store.LoggedArg{arg([]*string{str(platform)}), arg([]*string{str("sandbox")}), arg([]*int64{num(20784)}),
-				arg([]*int64{num(shard)}), arg([]*int64{num(before)}), arg([]*int64{num(amount)}), arg(int64(1))}})
-		log := `{"conn":1,"op":"begin"}` + "\n" + string(lock) + "\n" + string(upd) + "\n" + `{"conn":1,"op":"commit"}` + "\n"
-		txs, err := parseStmtLog(strings.NewReader(log))
-		if err != nil || len(txs) != 1 {
-			t.Fatalf("%v %v", txs, err)
-		}
-		samples = append(samples, sample{Txs: txs, Roles: map[string]val{"src_acct": {Kind: 's', S: src},
-			"amount": {Kind: 'i', I: amount}, "neg_amount": {Kind: 'i', I: -amount}}})
-	}
-	tpl, err := buildTemplate(samples)
-	if err != nil {
-		t.Fatal(err)
-	}
+			Args: []store.LoggedArg{logArg([]*string{str(platform)}), logArg([]*string{str("sandbox")}), logArg([]*int64{num(20784)}),
+				logArg([]*int64{num(shard)}), logArg([]*int64{num(before)}), logArg([]*int64{num(amount)}), logArg(int64(1))}}
+	})
 	script := pgbenchScript(tpl, 10, 1000)
 	want := "CAST(ARRAY[(SELECT usd FROM daily_volumes WHERE platform_id = E'Platform\\07201a2166d-6d2a-741c-9c03-2faf00192e12' " +
 		"AND env = E'sandbox' AND day = 20784 AND shard = :r1)]::bigint[] AS bigint[]), CAST(ARRAY[:amount]::bigint[] AS bigint[])"
@@ -402,4 +365,36 @@ func TestTransferTxsFindsTheKeyInAnArray(t *testing.T) {
 	if got := transferTxs(txs, "k-1"); len(got) != 2 {
 		t.Fatalf("%d transactions carry the key, want 2", len(got))
 	}
+}
+
+// logArg is v as the statement log records it.
+func logArg(v any) store.LoggedArg { return store.LoggedArg{Type: fmt.Sprintf("%T", v), Value: v} }
+
+// volumeTemplate is the template of three samples, each a lock statement
+// and the daily-volume update upd makes for the sample's platform, shard,
+// shard total before and amount.
+func volumeTemplate(t *testing.T, upd func(platform string, shard, before, amount int64) store.LoggedStatement) *swTemplate {
+	t.Helper()
+	const platform = "Platform:01a2166d-6d2a-741c-9c03-2faf00192e12"
+	var samples []sample
+	for k := 0; k < 3; k++ {
+		src := fmt.Sprintf("InternalAccount:01a2166d-6d54-75ff-afea-%012d", 2*k)
+		amount, shard, before := int64(101+37*k), int64(k%2), int64(5000+977*k)
+		lock, _ := json.Marshal(store.LoggedStatement{Conn: 1, Op: "query",
+			SQL:  "SELECT 1 FROM daily_volumes WHERE account = $1 AND shard = ANY($2)",
+			Args: []store.LoggedArg{logArg(src), logArg([]int64{shard})}})
+		update, _ := json.Marshal(upd(platform, shard, before, amount))
+		log := `{"conn":1,"op":"begin"}` + "\n" + string(lock) + "\n" + string(update) + "\n" + `{"conn":1,"op":"commit"}` + "\n"
+		txs, err := parseStmtLog(strings.NewReader(log))
+		if err != nil || len(txs) != 1 {
+			t.Fatalf("%v %v", txs, err)
+		}
+		samples = append(samples, sample{Txs: txs, Roles: map[string]val{"src_acct": {Kind: 's', S: src},
+			"amount": {Kind: 'i', I: amount}, "neg_amount": {Kind: 'i', I: -amount}}})
+	}
+	tpl, err := buildTemplate(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl
 }
