@@ -240,7 +240,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tuneGC()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -253,6 +252,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer db.Close()
+	tuneGC(db.Engine())
 	version, _ := db.SchemaVersion(ctx)
 	log.Info("database ready", "engine", string(db.Engine()), "schema_version", version)
 	if err := sealSecrets(ctx, db, log); err != nil {
