@@ -135,13 +135,8 @@ func readUnnamed(pc *pgx.Conn, rr *pgconn.ResultReader, s pipelined) error {
 func textArgs(args []any) []any {
 	out := args
 	for i, a := range args {
-		var s string
-		switch v := a.(type) {
-		case []byte:
-			s = string(v)
-		case json.RawMessage:
-			s = string(v)
-		default:
+		s, ok := bytesText(a)
+		if !ok {
 			continue
 		}
 		if &out[0] == &args[0] {
@@ -150,4 +145,16 @@ func textArgs(args []any) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// bytesText is a []byte or json.RawMessage argument as the text it holds
+// (textArgs, textValue).
+func bytesText(a any) (string, bool) {
+	switch v := a.(type) {
+	case []byte:
+		return string(v), true
+	case json.RawMessage:
+		return string(v), true
+	}
+	return "", false
 }

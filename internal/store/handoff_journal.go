@@ -76,10 +76,11 @@ func (q Q) EndHandoffs(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	st := statement{sql: `DELETE FROM webhook_handoffs WHERE id IN (` + ledgerPlaceholders(len(ids)) + `)`,
-		args: ledgerAnys(ids), touch: []string{"webhook_handoffs"}}
+	st := statement{touch: []string{"webhook_handoffs"}}
 	if q.engine == Postgres { // one text for any number of rows (unnest.go)
 		st.sql, st.args = `DELETE FROM webhook_handoffs WHERE id = ANY(CAST(? AS text[]))`, []any{ids}
+	} else {
+		st.sql, st.args = `DELETE FROM webhook_handoffs WHERE id IN (`+ledgerPlaceholders(len(ids))+`)`, ledgerAnys(ids)
 	}
 	if q.engine == Postgres && q.outbox != nil && q.outbox.shared {
 		return q.queueWrite(st)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"strings"
 )
 
@@ -165,14 +164,11 @@ func textValue(a any) (string, bool, bool) {
 		return "", true, true
 	case string:
 		return v, false, true
-	case []byte:
-		return string(v), false, true
-	case json.RawMessage:
-		return string(v), false, true
 	case sql.NullString:
 		return v.String, !v.Valid, true
 	}
-	return "", false, false
+	s, ok := bytesText(a)
+	return s, false, ok
 }
 
 func intValue(a any) (int64, bool, bool) {
