@@ -274,3 +274,34 @@ func (q Q) ExecUnguardedForTest(ctx context.Context, query string, args ...any) 
 // ColumnTypeForTest is the type the store read for a table's column when it
 // opened (PostgreSQL; "" when not read).
 func (db *DB) ColumnTypeForTest(table, col string) string { return db.cols[table][col] }
+
+// EventCounts returns event_counts summed over shards and the true counts
+// of events, both keyed "platform/env/type".
+func (db *DB) EventCounts(ctx context.Context) (counters, truth map[string]int64, err error) {
+	counters, truth = map[string]int64{}, map[string]int64{}
+	for _, read := range []struct {
+		query string
+		into  map[string]int64
+	}{
+		{"SELECT platform_id, env, type, SUM(n) FROM event_counts GROUP BY platform_id, env, type HAVING SUM(n) <> 0", counters},
+		{"SELECT platform_id, env, type, COUNT(*) FROM events GROUP BY platform_id, env, type", truth},
+	} {
+		rows, err := db.Read().query(ctx, read.query)
+		if err != nil {
+			return nil, nil, err
+		}
+		err = ledgerEachRow(rows, func(r *sql.Rows) error {
+			var p, e, typ string
+			var n int64
+			if err := r.Scan(&p, &e, &typ, &n); err != nil {
+				return err
+			}
+			read.into[p+"/"+e+"/"+typ] = n
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return counters, truth, nil
+}

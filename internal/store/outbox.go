@@ -82,6 +82,7 @@ func (q Q) QueueEvent(e Event) error {
 		return errors.New("store: events are queued inside InTx or InBatchTx, which write them before committing")
 	}
 	q.outbox.events = append(q.outbox.events, e)
+	q.countEvents(e.Tenant, e.Type, 1)
 	return nil
 }
 

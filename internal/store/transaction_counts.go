@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -74,17 +75,16 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 // PostgreSQL (execAll): the transaction's last, so the counter rows stay
 // locked only from there to the commit.
 func (q Q) flushAtCommit(ctx context.Context) error {
-	var counts []statement
-	if st, ok := q.takeCounts(); ok {
-		counts = append(counts, st)
-	}
-	return q.writeQueued(ctx, q.takeEvents(), q.takeWrites(), counts...)
+	return q.writeQueued(ctx, q.takeEvents(), q.takeWrites(), q.takeCounts()...)
 }
 
-// takeCounts empties the increments into the statement that adds them.
-func (q Q) takeCounts() (statement, bool) {
+// takeCounts empties the increments into the statements that add them:
+// transaction_counts' rows, then event_counts' (event_counts.go), each in
+// key order, so every database transaction takes the counter rows it
+// touches in one global order.
+func (q Q) takeCounts() []statement {
 	if len(q.counts) == 0 {
-		return statement{}, false
+		return nil
 	}
 	type row struct {
 		countKey
@@ -92,25 +92,40 @@ func (q Q) takeCounts() (statement, bool) {
 		n     int64
 	}
 	shard := countTurn.next(countShards)
-	rows := make([]row, 0, len(q.counts))
+	var txns, evs []row
 	for k, n := range q.counts {
 		r := row{countKey: k, n: n}
+		if typ, ok := eventCountKey(k); ok {
+			r.scope, r.shard = typ, shard
+			evs = append(evs, r)
+			continue
+		}
 		if k.scope == scopeAll || k.scope == scopePlatform {
 			r.shard = shard
 		}
-		rows = append(rows, r)
-	}
-	slices.SortFunc(rows, func(a, b row) int {
-		return cmp.Or(cmp.Compare(a.platformID, b.platformID), cmp.Compare(a.env, b.env),
-			cmp.Compare(a.scope, b.scope), cmp.Compare(a.shard, b.shard))
-	})
-	args := make([]any, 0, 5*len(rows))
-	for _, r := range rows {
-		args = append(args, r.platformID, r.env, r.scope, r.shard, r.n)
+		txns = append(txns, r)
 	}
 	clear(q.counts)
-	return q.insertRows("transaction_counts", []string{"platform_id", "env", "scope", "shard", "n"}, len(rows), args,
-		` ON CONFLICT (platform_id, env, scope, shard) DO UPDATE SET n = transaction_counts.n + excluded.n`), true
+	var out []statement
+	for _, t := range []struct {
+		table, key string
+		rows       []row
+	}{{"transaction_counts", "scope", txns}, {"event_counts", "type", evs}} {
+		if len(t.rows) == 0 {
+			continue
+		}
+		slices.SortFunc(t.rows, func(a, b row) int {
+			return cmp.Or(cmp.Compare(a.platformID, b.platformID), cmp.Compare(a.env, b.env),
+				cmp.Compare(a.scope, b.scope), cmp.Compare(a.shard, b.shard))
+		})
+		args := make([]any, 0, 5*len(t.rows))
+		for _, r := range t.rows {
+			args = append(args, r.platformID, r.env, r.scope, r.shard, r.n)
+		}
+		out = append(out, q.insertRows(t.table, []string{"platform_id", "env", t.key, "shard", "n"}, len(t.rows), args,
+			` ON CONFLICT (platform_id, env, `+t.key+`, shard) DO UPDATE SET n = `+t.table+`.n + excluded.n`))
+	}
+	return out
 }
 
 // countedScope is the one place that decides which filters have a counter:
@@ -149,34 +164,37 @@ func (q Q) countTransactions(ctx context.Context, t Tenant, f TransactionFilter,
 	return total, classify(err)
 }
 
-// RebuildTransactionCounts recomputes transaction_counts from the
-// transactions table, for tools that write transactions with SQL of their
-// own (paymentsbench seed). It replays the backfill of migration 0014, so
-// the two cannot drift. On PostgreSQL it holds off inserts into
-// transactions until it commits, so it is exact with servers running too.
-func (db *DB) RebuildTransactionCounts(ctx context.Context) error {
-	body, err := migrationFS.ReadFile("migrations/0014_transaction_counts.sql")
-	if err != nil {
-		return err
-	}
+// RebuildCounts recomputes transaction_counts from the transactions table
+// and event_counts from the events table, for tools that write those with
+// SQL of their own (paymentsbench seed). It replays the backfills of
+// migrations 0014 and 0065, so the two cannot drift. On PostgreSQL it holds
+// off inserts into both tables until it commits, so it is exact with
+// servers running too.
+func (db *DB) RebuildCounts(ctx context.Context) error {
 	var backfill []string
-	for _, s := range statements(string(body)) {
-		if strings.HasPrefix(s, "INSERT INTO transaction_counts") {
-			backfill = append(backfill, s)
-		}
-	}
-	if len(backfill) == 0 {
-		return errors.New("store: migration 0014 has no backfill")
-	}
-	return db.InTx(ctx, func(tx *Tx) error {
-		if tx.engine == Postgres {
-			if _, err := tx.exec(ctx, "LOCK TABLE transactions IN SHARE MODE"); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.exec(ctx, "DELETE FROM transaction_counts"); err != nil {
+	for _, m := range []struct{ file, table, counted string }{
+		{"0014_transaction_counts.sql", "transaction_counts", "transactions"},
+		{"0065_event_counts.sql", "event_counts", "events"},
+	} {
+		body, err := migrationFS.ReadFile("migrations/" + m.file)
+		if err != nil {
 			return err
 		}
+		if db.engine == Postgres {
+			backfill = append(backfill, "LOCK TABLE "+m.counted+" IN SHARE MODE")
+		}
+		backfill = append(backfill, "DELETE FROM "+m.table)
+		n := len(backfill)
+		for _, s := range statements(string(body)) {
+			if strings.HasPrefix(s, "INSERT INTO "+m.table) {
+				backfill = append(backfill, s)
+			}
+		}
+		if len(backfill) == n {
+			return fmt.Errorf("store: migration %s has no backfill", m.file)
+		}
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
 		for _, s := range backfill {
 			if _, err := tx.exec(ctx, s); err != nil {
 				return err

@@ -225,7 +225,7 @@ func TestTransactionCounts_InsideTxAndRollback(t *testing.T) {
 	})
 }
 
-// The migration's backfill, and RebuildTransactionCounts (which replays
+// The migration's backfill, and RebuildCounts (which replays
 // it), equal what the inserts counted one by one.
 func TestTransactionCounts_BackfillAndRebuild(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -265,7 +265,7 @@ func TestTransactionCounts_BackfillAndRebuild(t *testing.T) {
 			p.ID, store.EnvSandbox); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.RebuildTransactionCounts(ctx); err != nil {
+		if err := db.RebuildCounts(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if got := checkCounters(t, db); !maps.Equal(got, incremental) {

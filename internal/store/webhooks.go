@@ -908,9 +908,9 @@ func (q Q) ListEvents(ctx context.Context, t Tenant, f EventFilter, after string
 		w.add("e.resource_id = ?", f.ResourceID)
 	}
 	w.timeRange("e.created_at", f.CreatedAfter, f.CreatedBefore)
-	var total int
-	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM events e`+w.sql(), w.args...).Scan(&total); err != nil {
-		return nil, 0, classify(err)
+	total, err := q.countEventRows(ctx, t, f, w)
+	if err != nil {
+		return nil, 0, err
 	}
 	if after != "" {
 		w.add("e.id > ?", after)
@@ -972,17 +972,38 @@ func (db *DB) PurgeEvents(ctx context.Context, cutoff time.Time, batch int) (int
 		for _, stmt := range []string{
 			`DELETE FROM webhook_attempts WHERE event_id IN ` + in,
 			`DELETE FROM webhook_deliveries WHERE event_id IN ` + in,
-			`DELETE FROM events WHERE id IN ` + in,
 		} {
-			res, err := tx.exec(ctx, stmt, ids...)
-			if err != nil {
+			if _, err := tx.exec(ctx, stmt, ids...); err != nil {
 				return err
 			}
-			n, _ = res.RowsAffected() // the last statement's count: events
 		}
-		return nil
+		n, err = tx.deleteEvents(ctx, in, ids)
+		return err
 	})
 	return n, err
+}
+
+// deleteEvents deletes the events ids (in: their placeholders) and takes
+// what it deleted off event_counts at the commit. The counts follow the
+// rows this statement deleted, not the ids asked for: a purge on another
+// node may have taken some first.
+func (tx *Tx) deleteEvents(ctx context.Context, in string, ids []any) (int64, error) {
+	rows, err := tx.query(ctx, `DELETE FROM events WHERE id IN `+in+` RETURNING platform_id, env, type`, ids...)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = eachRow(rows, func(r rowScanner) error {
+		var t Tenant
+		var typ string
+		if err := r.Scan(&t.PlatformID, &t.Env, &typ); err != nil {
+			return err
+		}
+		tx.countEvents(t, typ, -1)
+		n++
+		return nil
+	})
+	return n, classify(err)
 }
 
 // WebhookSecret is one of a tenant's Standard Webhooks secrets in its
