@@ -10,8 +10,8 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
-// seed clones transactions in SQL and then rebuilds their counters, and
-// the invariant notices counters that disagree with the table.
+// seed clones transactions and their events in SQL and then rebuilds their
+// counters, and the invariants notice counters that disagree with the tables.
 func TestSeedKeepsTransactionCounts(t *testing.T) {
 	for _, engine := range engines() {
 		t.Run(engine, func(t *testing.T) {
@@ -40,7 +40,12 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 					SentCurrency: "USD", QuoteID: quote, LedgerTransferID: tr[0].ID, CreatedAt: now, UpdatedAt: now}
 			}
 			if err := db.InTx(ctx, func(tx *store.Tx) error {
-				if _, err := tx.CreateTransaction(ctx, row("OUTGOING", "Quote:q")); err != nil {
+				out := row("OUTGOING", "Quote:q")
+				if _, err := tx.CreateTransaction(ctx, out); err != nil {
+					return err
+				}
+				if err := tx.QueueEvent(store.Event{ID: id.New(id.Event), Tenant: tn, Type: "OUTGOING_PAYMENT.COMPLETED",
+					ResourceID: out.ID, Envelope: []byte(`{}`), CreatedAt: now}); err != nil {
 					return err
 				}
 				_, err := tx.CreateTransaction(ctx, row("INCOMING", ""))
@@ -68,6 +73,14 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 			if r := chk.TransactionCountChecks(ctx); !r.Pass {
 				t.Fatalf("after seeding: %s", r.Detail)
 			}
+			// The template's event, cloned with its transaction (-events).
+			_, total, err = db.Read().ListEvents(ctx, tn, store.EventFilter{}, "", 1)
+			if err != nil || total != 5 {
+				t.Fatalf("after seeding: events' totalCount %d, %v", total, err)
+			}
+			if r := chk.EventCountChecks(ctx); !r.Pass {
+				t.Fatalf("after seeding: %s", r.Detail)
+			}
 			for _, r := range chk.LedgerChecks(ctx) {
 				if !r.Pass {
 					t.Fatalf("after seeding: %s: %s", r.Name, r.Detail)
@@ -79,6 +92,14 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 			}
 			if r := chk.TransactionCountChecks(ctx); r.Pass {
 				t.Fatal("a counter one too high passes")
+			} else {
+				t.Log(r.Detail)
+			}
+			if _, err := sqlDB.Exec("UPDATE event_counts SET n = n - 1"); err != nil {
+				t.Fatal(err)
+			}
+			if r := chk.EventCountChecks(ctx); r.Pass {
+				t.Fatal("an event counter one too low passes")
 			} else {
 				t.Log(r.Detail)
 			}

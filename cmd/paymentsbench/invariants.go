@@ -230,6 +230,42 @@ func (c *dbChecker) TransactionCountChecks(ctx context.Context) CheckResult {
 	return r
 }
 
+// EventCountChecks: the counters behind totalCount of GET /events
+// (store/event_counts.go) equal COUNT(*) of the events of every tenant and
+// type.
+func (c *dbChecker) EventCountChecks(ctx context.Context) CheckResult {
+	r := CheckResult{Name: "db: event counters equal COUNT(*) per tenant and type"}
+	rows, err := c.db.QueryContext(ctx, `WITH d AS (
+			SELECT platform_id, env, type, n FROM event_counts
+			UNION ALL SELECT platform_id, env, type, -COUNT(*) FROM events GROUP BY platform_id, env, type)
+		SELECT platform_id, env, type, CAST(SUM(n) AS BIGINT) FROM d GROUP BY platform_id, env, type HAVING SUM(n) <> 0`)
+	if err != nil {
+		r.Detail = err.Error()
+		return r
+	}
+	defer rows.Close()
+	bad, example := 0, ""
+	for rows.Next() {
+		var p, e, typ string
+		var diff int64
+		if err := rows.Scan(&p, &e, &typ, &diff); err != nil {
+			r.Detail = err.Error()
+			return r
+		}
+		bad++
+		example = fmt.Sprintf("%s/%s %s counts %+d", p, e, typ, diff)
+	}
+	if err := rows.Err(); err != nil {
+		r.Detail = err.Error()
+		return r
+	}
+	r.Pass = bad == 0
+	if bad > 0 {
+		r.Detail = fmt.Sprintf("%d types differ, e.g. %s", bad, example)
+	}
+	return r
+}
+
 // AccountsTotal sums the posted balances of the given internal accounts.
 func (c *dbChecker) AccountsTotal(ctx context.Context, accountIDs []string) (int64, error) {
 	return c.accountsSum(ctx, accountIDs, "b.posted")

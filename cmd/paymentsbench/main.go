@@ -487,7 +487,7 @@ func dbChecks(ctx context.Context, dbURL string, s setupResult, lr loadResult, r
 		return fail(err)
 	}
 	defer chk.Close()
-	out := append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))
+	out := append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx), chk.EventCountChecks(ctx))
 	out = append(out, chk.cardDBChecks(ctx, s, lr.Cards)...)
 	for _, e := range withCards(expectedTotals(s, lr.Acks, lr.Unresolved), lr.Cards) {
 		total, err := chk.AccountsTotal(ctx, e.accountIDs)

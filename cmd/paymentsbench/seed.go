@@ -33,6 +33,7 @@ func seedMain(ctx context.Context, args []string) error {
 	target := fs.Int64("transactions", 1_000_000, "transactions the database should hold")
 	span := fs.Duration("span", 30*24*time.Hour, "clones' created_at spread over this long before the templates")
 	withQuotes := fs.Bool("quotes", true, "clone the quotes too")
+	withEvents := fs.Bool("events", true, "clone the templates' events and their delivery rows too (GET /events)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -180,15 +181,20 @@ func seedMain(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if *withEvents {
+		if err := cloneEvents(clone, suffix, shift); err != nil {
+			return err
+		}
+	}
 	// The clones bypassed the store, which counts what it inserts.
 	sdb, err := store.Open(ctx, *dbURL, store.Options{MaxConns: 1})
 	if err != nil {
 		return err
 	}
-	err = sdb.RebuildTransactionCounts(ctx)
+	err = sdb.RebuildCounts(ctx)
 	sdb.Close()
 	if err != nil {
-		return fmt.Errorf("transaction counts: %w", err)
+		return fmt.Errorf("counts: %w", err)
 	}
 	// Statistics for the planner, and on PostgreSQL the visibility map too:
 	// a bulk load is vacuumed by autovacuum soon after (its insert
@@ -208,6 +214,25 @@ func seedMain(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("database now has %d transactions (seeded in %s)\n", have, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// cloneEvents clones the events of the template transactions (the
+// originals: a clone's resource_id carries its suffix), named after their
+// transaction's clone, and their delivery rows, so GET /events lists as many
+// events a transaction as the load made. A clone's envelope is its
+// template's, unchanged: the list reads it as stored.
+func cloneEvents(clone func(table, where string, repl map[string]string) error, suffix, shift string) error {
+	templates := "(SELECT id FROM transactions WHERE ledger_transfer_id IN (SELECT ltid FROM seed_templates))"
+	if err := clone("events", "x.resource_id IN "+templates, map[string]string{
+		"id": "x.id || " + suffix, "resource_id": "x.resource_id || " + suffix, "created_at": "x.created_at " + shift,
+	}); err != nil {
+		return err
+	}
+	shifted := map[string]string{"event_id": "x.event_id || " + suffix}
+	for _, c := range []string{"window_start", "next_attempt_at", "delivered_at", "updated_at", "last_attempted_at"} {
+		shifted[c] = "x." + c + " " + shift
+	}
+	return clone("webhook_deliveries", "x.event_id IN (SELECT id FROM events WHERE resource_id IN "+templates+")", shifted)
 }
 
 // rebuildBuckets recomputes the statement buckets, which the cloned
@@ -247,11 +272,14 @@ func readsMain(ctx context.Context, args []string) error {
 		return err
 	}
 	var acct string
-	var postings, txns int64
+	var postings, txns, evs int64
 	err = db.QueryRowContext(ctx, `SELECT ia.id, COUNT(*) FROM internal_accounts ia JOIN ledger_postings p ON p.account_id = ia.ledger_account_id
 		GROUP BY ia.id ORDER BY COUNT(*) DESC LIMIT 1`).Scan(&acct, &postings)
 	if err == nil {
 		err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM transactions").Scan(&txns)
+	}
+	if err == nil {
+		err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM events").Scan(&evs)
 	}
 	db.Close()
 	if err != nil {
@@ -296,11 +324,15 @@ func readsMain(ctx context.Context, args []string) error {
 		ListByAccount     Latency `json:"listTransactionsByCustomerFirstPage"`
 		StatementAllTime  Latency `json:"balanceChangesAllTimeFirstPage"`
 		StatementOneDay   Latency `json:"balanceChangesLastDayFirstPage"`
+		Events            int64   `json:"events"`
+		EventsFirstPage   Latency `json:"listEventsFirstPage"`
+		EventsSecondPage  Latency `json:"listEventsSecondPage"`
+		EventsByType      Latency `json:"listEventsByTypeFirstPage"`
 		PeakRSSBytes      int64   `json:"serverPeakRssBytes"`
 		PeakRSSIdleBytes  int64   `json:"serverPeakRssAfterStartBytes"`
 		TotalCountMatches bool    `json:"totalCountMatches"`
 	}
-	r := result{Engine: engine, Transactions: txns, AccountPostings: postings, StartupSeconds: ready.Seconds(), PeakRSSIdleBytes: srv.PeakRSS()}
+	r := result{Engine: engine, Transactions: txns, Events: evs, AccountPostings: postings, StartupSeconds: ready.Seconds(), PeakRSSIdleBytes: srv.PeakRSS()}
 	var custID string
 	// Warm up (and check the account answers).
 	if err := c.must(ctx, "GET", "/internal-accounts/"+acct+"/balance-changes?"+url.Values{
@@ -355,6 +387,9 @@ func readsMain(ctx context.Context, args []string) error {
 		"startDate": {end.Add(-24 * time.Hour).Format(time.RFC3339Nano)}, "endDate": {end.Format(time.RFC3339Nano)}, "limit": {"20"}}.Encode()); err != nil {
 		return err
 	}
+	if err := timeEvents(ctx, c, timeIt, &r.EventsFirstPage, &r.EventsSecondPage, &r.EventsByType); err != nil {
+		return err
+	}
 	r.PeakRSSBytes = srv.PeakRSS()
 	fmt.Printf("%s: %d transactions; busiest account %d postings; ready in %.1fs\n", engine, txns, postings, r.StartupSeconds)
 	p := func(name string, l Latency) {
@@ -365,6 +400,10 @@ func readsMain(ctx context.Context, args []string) error {
 	p("GET /transactions?limit=20&customerId=", r.ListByAccount)
 	p("balance-changes, all time, limit 20", r.StatementAllTime)
 	p("balance-changes, last 24 h, limit 20", r.StatementOneDay)
+	fmt.Printf("  %d events\n", r.Events)
+	p("GET /events?limit=20 (first page)", r.EventsFirstPage)
+	p("GET /events?limit=20&cursor= (second page)", r.EventsSecondPage)
+	p("GET /events?limit=20&type=", r.EventsByType)
 	fmt.Printf("  totalCount matches: %v; server peak RSS %.1f MiB (%.1f MiB after start)\n",
 		r.TotalCountMatches, float64(r.PeakRSSBytes)/(1<<20), float64(r.PeakRSSIdleBytes)/(1<<20))
 	if *jsonOut != "" {
@@ -377,6 +416,34 @@ func readsMain(ctx context.Context, args []string) error {
 		return rep.WriteJSON(f)
 	}
 	return nil
+}
+
+// timeEvents times GET /events: its first page, the page after it, and the
+// first page of one type (the most common one on the first page).
+func timeEvents(ctx context.Context, c *client, timeIt func(string) (Latency, error), first, second, byType *Latency) error {
+	var page struct {
+		NextCursor string `json:"nextCursor"`
+		Data       []struct {
+			Type string `json:"type"`
+		} `json:"data"`
+	}
+	if err := c.must(ctx, "GET", "/events?limit=20", nil, http.StatusOK, &page); err != nil {
+		return err
+	}
+	if len(page.Data) == 0 {
+		return errors.New("GET /events: no events")
+	}
+	var err error
+	if *first, err = timeIt("/events?limit=20"); err != nil {
+		return err
+	}
+	if page.NextCursor != "" {
+		if *second, err = timeIt("/events?limit=20&cursor=" + url.QueryEscape(page.NextCursor)); err != nil {
+			return err
+		}
+	}
+	*byType, err = timeIt("/events?limit=20&type=" + url.QueryEscape(page.Data[0].Type))
+	return err
 }
 
 // auditMain runs the database-side ledger invariants on any database:
@@ -393,7 +460,7 @@ func auditMain(ctx context.Context, args []string) (bool, error) {
 		return false, err
 	}
 	defer chk.Close()
-	r := &Report{Engine: chk.engine, Checks: append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx))}
+	r := &Report{Engine: chk.engine, Checks: append(chk.LedgerChecks(ctx), chk.TransactionCountChecks(ctx), chk.EventCountChecks(ctx))}
 	for _, c := range r.Checks {
 		status := "PASS"
 		if !c.Pass {
