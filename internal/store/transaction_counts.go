@@ -62,8 +62,8 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 	return tx.flushAtCommit(ctx)
 }
 
-// The transaction's increments are added in one statement whose rows
-// are in key order. Taking the counter locks last and in one global order is
+// The transaction's increments are added in one statement a counter table
+// (transaction_counts, then event_counts), whose rows are in key order. Taking the counter locks last and in one global order is
 // what keeps them from deadlocking on PostgreSQL: a transfer records the
 // sender's transaction before the ledger locks balances and the receiver's
 // after, so adding as each row is inserted would lock customer A's counter
