@@ -195,50 +195,32 @@ func (c *dbChecker) LedgerChecks(ctx context.Context) []CheckResult {
 // the transactions of every tenant, of every customer and of every platform's
 // own, on all tenants.
 func (c *dbChecker) TransactionCountChecks(ctx context.Context) CheckResult {
-	r := CheckResult{Name: "db: transaction counters equal COUNT(*) per tenant, per customer and for the platform"}
-	rows, err := c.db.QueryContext(ctx, `WITH t AS (
+	return c.counterCheck(ctx, "db: transaction counters equal COUNT(*) per tenant, per customer and for the platform", "scopes",
+		`WITH t AS (
 			SELECT platform_id, env, customer_id, COUNT(*) AS c FROM transactions GROUP BY platform_id, env, customer_id),
 		d AS (
 			SELECT platform_id, env, scope, n FROM transaction_counts
 			UNION ALL SELECT platform_id, env, 'all', -c FROM t
 			UNION ALL SELECT platform_id, env, CASE WHEN customer_id IS NULL THEN 'platform' ELSE 'customer:' || customer_id END, -c FROM t)
 		SELECT platform_id, env, scope, CAST(SUM(n) AS BIGINT) FROM d GROUP BY platform_id, env, scope HAVING SUM(n) <> 0`)
-	if err != nil {
-		r.Detail = err.Error()
-		return r
-	}
-	defer rows.Close()
-	bad, example := 0, ""
-	for rows.Next() {
-		var p, e, scope string
-		var diff int64
-		if err := rows.Scan(&p, &e, &scope, &diff); err != nil {
-			r.Detail = err.Error()
-			return r
-		}
-		bad++
-		example = fmt.Sprintf("%s/%s %s counts %+d", p, e, scope, diff)
-	}
-	if err := rows.Err(); err != nil {
-		r.Detail = err.Error()
-		return r
-	}
-	r.Pass = bad == 0
-	if bad > 0 {
-		r.Detail = fmt.Sprintf("%d scopes differ, e.g. %s", bad, example)
-	}
-	return r
 }
 
 // EventCountChecks: the counters behind totalCount of GET /events
 // (store/event_counts.go) equal COUNT(*) of the events of every tenant and
 // type.
 func (c *dbChecker) EventCountChecks(ctx context.Context) CheckResult {
-	r := CheckResult{Name: "db: event counters equal COUNT(*) per tenant and type"}
-	rows, err := c.db.QueryContext(ctx, `WITH d AS (
+	return c.counterCheck(ctx, "db: event counters equal COUNT(*) per tenant and type", "types", `WITH d AS (
 			SELECT platform_id, env, type, n FROM event_counts
 			UNION ALL SELECT platform_id, env, type, -COUNT(*) FROM events GROUP BY platform_id, env, type)
 		SELECT platform_id, env, type, CAST(SUM(n) AS BIGINT) FROM d GROUP BY platform_id, env, type HAVING SUM(n) <> 0`)
+}
+
+// counterCheck passes when query, which gives each counter that differs from
+// its rows' count (platform, environment, key, difference), gives none; keys
+// names the keys in its detail.
+func (c *dbChecker) counterCheck(ctx context.Context, name, keys, query string) CheckResult {
+	r := CheckResult{Name: name}
+	rows, err := c.db.QueryContext(ctx, query)
 	if err != nil {
 		r.Detail = err.Error()
 		return r
@@ -246,14 +228,14 @@ func (c *dbChecker) EventCountChecks(ctx context.Context) CheckResult {
 	defer rows.Close()
 	bad, example := 0, ""
 	for rows.Next() {
-		var p, e, typ string
+		var p, e, key string
 		var diff int64
-		if err := rows.Scan(&p, &e, &typ, &diff); err != nil {
+		if err := rows.Scan(&p, &e, &key, &diff); err != nil {
 			r.Detail = err.Error()
 			return r
 		}
 		bad++
-		example = fmt.Sprintf("%s/%s %s counts %+d", p, e, typ, diff)
+		example = fmt.Sprintf("%s/%s %s counts %+d", p, e, key, diff)
 	}
 	if err := rows.Err(); err != nil {
 		r.Detail = err.Error()
@@ -261,7 +243,7 @@ func (c *dbChecker) EventCountChecks(ctx context.Context) CheckResult {
 	}
 	r.Pass = bad == 0
 	if bad > 0 {
-		r.Detail = fmt.Sprintf("%d types differ, e.g. %s", bad, example)
+		r.Detail = fmt.Sprintf("%d %s differ, e.g. %s", bad, keys, example)
 	}
 	return r
 }
