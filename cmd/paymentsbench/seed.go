@@ -419,7 +419,7 @@ func readsMain(ctx context.Context, args []string) error {
 }
 
 // timeEvents times GET /events: its first page, the page after it, and the
-// first page of one type (the most common one on the first page).
+// first page of one type (the first listed event's).
 func timeEvents(ctx context.Context, c *client, timeIt func(string) (Latency, error), first, second, byType *Latency) error {
 	var page struct {
 		NextCursor string `json:"nextCursor"`
