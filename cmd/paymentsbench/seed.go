@@ -209,6 +209,18 @@ func seedMain(ctx context.Context, args []string) error {
 	if _, err := db.ExecContext(ctx, maintain); err != nil {
 		return err
 	}
+	// The seed leaves what it wrote in PostgreSQL's shared buffers, dirty,
+	// or in SQLite's write-ahead log: write it out now, so the reads that
+	// follow measure the data, not a checkpoint running under them (the scale
+	// step's sync reaches neither; docs/benchmarks.md, "Twenty-seventh
+	// session"). PostgreSQL's CHECKPOINT needs a superuser or pg_checkpoint.
+	settle := "PRAGMA wal_checkpoint(TRUNCATE)"
+	if engine == "postgres" {
+		settle = "CHECKPOINT"
+	}
+	if _, err := db.ExecContext(ctx, settle); err != nil {
+		return fmt.Errorf("%s: %w", settle, err)
+	}
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM transactions").Scan(&have); err != nil {
 		return err
 	}
