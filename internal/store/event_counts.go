@@ -32,19 +32,11 @@ func eventCounted(f EventFilter) bool {
 // countEventRows is how many events of t match f, w being f as conditions
 // on events e.
 func (q Q) countEventRows(ctx context.Context, t Tenant, f EventFilter, w where) (int, error) {
-	var total int
-	// Inside a transaction that queued some, the counters lag until commit.
-	if eventCounted(f) && len(q.counts) == 0 {
-		cond, args := "", []any{t.PlatformID, t.Env}
-		if f.Type != "" {
-			cond, args = " AND type = ?", append(args, f.Type)
-		}
-		err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM event_counts
-			WHERE platform_id = ? AND env = ?`+cond, args...).Scan(&total)
-		return total, classify(err)
+	cond := ""
+	if f.Type != "" {
+		cond = "type = ?"
 	}
-	err := q.queryRow(ctx, `SELECT COUNT(*) FROM events e`+w.sql(), w.args...).Scan(&total)
-	return total, classify(err)
+	return q.listTotal(ctx, eventCounted(f), "event_counts", tenantCounters(t, cond, f.Type), "events e", w)
 }
 
 // eventCountKey reports whether k counts events, and of which type.

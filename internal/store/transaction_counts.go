@@ -153,14 +153,33 @@ func countedScope(f TransactionFilter) (scope string, ok bool) {
 // countTransactions is how many transactions of t match f, w being f as
 // conditions on transactions t.
 func (q Q) countTransactions(ctx context.Context, t Tenant, f TransactionFilter, w where) (int, error) {
+	scope, counted := countedScope(f)
+	return q.listTotal(ctx, counted, "transaction_counts", tenantCounters(t, "scope = ?", scope), "transactions t", w)
+}
+
+// tenantCounters selects t's rows of a counter table, with cond (and its
+// args) too when cond is not empty.
+func tenantCounters(t Tenant, cond string, args ...any) where {
+	c := where{}
+	c.add("platform_id = ?", t.PlatformID)
+	c.add("env = ?", t.Env)
+	if cond != "" {
+		c.add(cond, args...)
+	}
+	return c
+}
+
+// listTotal is a list's totalCount: the sum of the counter rows of table
+// that counters selects when the list is counted, else COUNT(*) over from
+// (a table and its alias) under w. Inside a transaction that has counts
+// pending, the counters lag until its commit, so it counts rows.
+func (q Q) listTotal(ctx context.Context, counted bool, table string, counters where, from string, w where) (int, error) {
 	var total int
-	// Inside a transaction that inserted some, the counters lag until commit.
-	if scope, ok := countedScope(f); ok && len(q.counts) == 0 {
-		err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM transaction_counts
-			WHERE platform_id = ? AND env = ? AND scope = ?`, t.PlatformID, t.Env, scope).Scan(&total)
+	if counted && len(q.counts) == 0 {
+		err := q.queryRow(ctx, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM `+table+counters.sql(), counters.args...).Scan(&total)
 		return total, classify(err)
 	}
-	err := q.queryRow(ctx, `SELECT COUNT(*) FROM transactions t`+w.sql(), w.args...).Scan(&total)
+	err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+from+w.sql(), w.args...).Scan(&total)
 	return total, classify(err)
 }
 
