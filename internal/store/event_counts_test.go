@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 	"testing"
@@ -36,26 +37,13 @@ func checkEventCounters(t *testing.T, db *store.DB) map[string]int64 {
 // against the events listed in all.
 func listAllEvents(t *testing.T, db *store.DB, tn store.Tenant, f store.EventFilter) int {
 	t.Helper()
-	var totals []int
-	n, after := 0, ""
-	for {
+	return pageTotals(t, fmt.Sprintf("events, filter %+v", f), func(after string) (int, string, int, error) {
 		page, total, err := db.Read().ListEvents(ctx, tn, f, after, 3)
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || len(page) == 0 {
+			return 0, "", total, err
 		}
-		totals = append(totals, total)
-		n += len(page)
-		if len(page) < 3 {
-			break
-		}
-		after = page[len(page)-1].Event.ID
-	}
-	for _, total := range totals {
-		if total != n {
-			t.Fatalf("filter %+v: totalCount per page %v, %d events listed", f, totals, n)
-		}
-	}
-	return n
+		return len(page), page[len(page)-1].Event.ID, total, nil
+	})
 }
 
 // queueEvents queues events of tn, two types, through group commits in which

@@ -89,23 +89,37 @@ func checkCounters(t *testing.T, db *store.DB) map[string]int64 {
 // rows listed in all.
 func listAll(t *testing.T, q store.Q, tn store.Tenant, f store.TransactionFilter) int {
 	t.Helper()
+	return pageTotals(t, fmt.Sprintf("filter %+v", f), func(after string) (int, string, int, error) {
+		rows, total, err := q.ListTransactions(ctx, tn, f, after, 3)
+		if err != nil || len(rows) == 0 {
+			return 0, "", total, err
+		}
+		return len(rows), rows[len(rows)-1].ID, total, nil
+	})
+}
+
+// pageTotals pages through a list three at a time (page: the rows after
+// `after`, how many, the last one's id and totalCount) and checks totalCount
+// on every page against the rows listed in all, which it returns.
+func pageTotals(t *testing.T, what string, page func(after string) (n int, last string, total int, err error)) int {
+	t.Helper()
 	var totals []int
 	n, after := 0, ""
 	for {
-		rows, total, err := q.ListTransactions(ctx, tn, f, after, 3)
+		got, last, total, err := page(after)
 		if err != nil {
 			t.Fatal(err)
 		}
 		totals = append(totals, total)
-		n += len(rows)
-		if len(rows) < 3 {
+		n += got
+		if got < 3 {
 			break
 		}
-		after = rows[len(rows)-1].ID
+		after = last
 	}
 	for _, total := range totals {
 		if total != n {
-			t.Fatalf("filter %+v: totalCount per page %v, %d rows listed", f, totals, n)
+			t.Fatalf("%s: totalCount per page %v, %d rows listed", what, totals, n)
 		}
 	}
 	return n
