@@ -173,7 +173,7 @@ func seedMain(ctx context.Context, args []string) error {
 		return err
 	}
 	if *withQuotes {
-		if err := clone("quotes", "x.transaction_id IN (SELECT id FROM transactions WHERE ledger_transfer_id IN (SELECT ltid FROM seed_templates))", map[string]string{
+		if err := clone("quotes", "x.transaction_id IN "+templateTransactions, map[string]string{
 			"id": "x.id || " + suffix, "transaction_id": "x.transaction_id || " + suffix,
 			"created_at": "x.created_at " + shift, "updated_at": "x.updated_at " + shift,
 			"expires_at": "x.expires_at " + shift, "executed_at": "x.executed_at " + shift,
@@ -228,14 +228,17 @@ func seedMain(ctx context.Context, args []string) error {
 	return nil
 }
 
+// templateTransactions selects the ids of the template transactions (the
+// originals: a clone's ledger transfer id carries its suffix).
+const templateTransactions = "(SELECT id FROM transactions WHERE ledger_transfer_id IN (SELECT ltid FROM seed_templates))"
+
 // cloneEvents clones the events of the template transactions (the
 // originals: a clone's resource_id carries its suffix), named after their
 // transaction's clone, and their delivery rows, so GET /events lists as many
 // events a transaction as the load made. A clone's envelope is its
 // template's, unchanged: the list reads it as stored.
 func cloneEvents(clone func(table, where string, repl map[string]string) error, suffix, shift string) error {
-	templates := "(SELECT id FROM transactions WHERE ledger_transfer_id IN (SELECT ltid FROM seed_templates))"
-	if err := clone("events", "x.resource_id IN "+templates, map[string]string{
+	if err := clone("events", "x.resource_id IN "+templateTransactions, map[string]string{
 		"id": "x.id || " + suffix, "resource_id": "x.resource_id || " + suffix, "created_at": "x.created_at " + shift,
 	}); err != nil {
 		return err
@@ -244,7 +247,7 @@ func cloneEvents(clone func(table, where string, repl map[string]string) error, 
 	for _, c := range []string{"window_start", "next_attempt_at", "delivered_at", "updated_at", "last_attempted_at"} {
 		shifted[c] = "x." + c + " " + shift
 	}
-	return clone("webhook_deliveries", "x.event_id IN (SELECT id FROM events WHERE resource_id IN "+templates+")", shifted)
+	return clone("webhook_deliveries", "x.event_id IN (SELECT id FROM events WHERE resource_id IN "+templateTransactions+")", shifted)
 }
 
 // rebuildBuckets recomputes the statement buckets, which the cloned
