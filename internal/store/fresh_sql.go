@@ -17,11 +17,12 @@ import (
 // own) and kept up to 512 a connection, and the server kept each prepared
 // statement's parse tree in the connection's backend: under a 20 s c=64
 // load paymentsd's heap grew by tens of MiB and the backends' private
-// memory to about 850 MiB in all. The rows now go as arrays (unnest.go), so a few texts recur; a text
-// still goes unnamed (PostgreSQL's extended protocol allows it) until it has
-// been seen freshRecurs times, so one that does not recur (an unusual
-// batch, or a write whose values arrays cannot carry) is never prepared or
-// kept. Neither pgx nor the backend keeps an unnamed statement.
+// memory to about 850 MiB in all. The rows now go as arrays (unnest.go), so
+// a few texts recur; a text still goes unnamed (PostgreSQL's extended
+// protocol allows it) until it has been seen freshRecurs times, so one that
+// does not recur (an unusual batch, or a write whose values arrays cannot
+// carry) is never prepared or kept. Neither pgx nor the backend keeps an
+// unnamed statement.
 
 // freshRecurs is how many times a fresh text is sent unnamed before it is
 // prepared like any other.
