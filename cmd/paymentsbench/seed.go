@@ -337,6 +337,8 @@ func readsMain(ctx context.Context, args []string) error {
 		ListFirstPage     Latency `json:"listTransactionsFirstPage"`
 		ListSecondPage    Latency `json:"listTransactionsSecondPage"`
 		ListByAccount     Latency `json:"listTransactionsByCustomerFirstPage"`
+		ListByStatus      Latency `json:"listTransactionsByStatusFirstPage"`
+		ListByType        Latency `json:"listTransactionsByTypeFirstPage"`
 		StatementAllTime  Latency `json:"balanceChangesAllTimeFirstPage"`
 		StatementOneDay   Latency `json:"balanceChangesLastDayFirstPage"`
 		Events            int64   `json:"events"`
@@ -394,6 +396,14 @@ func readsMain(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	// Filtered by a status and by a type, each matching about all or half
+	// of the rows: the filters a platform reaches for first.
+	if r.ListByStatus, err = timeIt("/transactions?limit=20&status=COMPLETED"); err != nil {
+		return err
+	}
+	if r.ListByType, err = timeIt("/transactions?limit=20&type=OUTGOING"); err != nil {
+		return err
+	}
 	if r.StatementAllTime, err = timeIt("/internal-accounts/" + acct + "/balance-changes?" + url.Values{
 		"startDate": {"2020-01-01T00:00:00Z"}, "endDate": {end.Format(time.RFC3339Nano)}, "limit": {"20"}}.Encode()); err != nil {
 		return err
@@ -413,6 +423,8 @@ func readsMain(ctx context.Context, args []string) error {
 	p("GET /transactions?limit=20 (first page)", r.ListFirstPage)
 	p("GET /transactions?limit=20&cursor= (second page)", r.ListSecondPage)
 	p("GET /transactions?limit=20&customerId=", r.ListByAccount)
+	p("GET /transactions?limit=20&status=COMPLETED", r.ListByStatus)
+	p("GET /transactions?limit=20&type=OUTGOING", r.ListByType)
 	p("balance-changes, all time, limit 20", r.StatementAllTime)
 	p("balance-changes, last 24 h, limit 20", r.StatementOneDay)
 	fmt.Printf("  %d events\n", r.Events)
