@@ -193,16 +193,19 @@ func (c *dbChecker) LedgerChecks(ctx context.Context) []CheckResult {
 // TransactionCountChecks: the counters behind totalCount of GET
 // /transactions (transaction_counts, summed over shards) equal COUNT(*) of
 // the transactions of every tenant, of every customer and of every platform's
-// own, on all tenants.
+// own, by type and status, on all tenants.
 func (c *dbChecker) TransactionCountChecks(ctx context.Context) CheckResult {
-	return c.counterCheck(ctx, "db: transaction counters equal COUNT(*) per tenant, per customer and for the platform", "scopes",
+	return c.counterCheck(ctx, "db: transaction counters equal COUNT(*) per tenant, per customer and for the platform, by type and status", "scopes",
 		`WITH t AS (
-			SELECT platform_id, env, customer_id, COUNT(*) AS c FROM transactions GROUP BY platform_id, env, customer_id),
+			SELECT platform_id, env, customer_id, transaction_type AS k, status, COUNT(*) AS c FROM transactions
+			GROUP BY platform_id, env, customer_id, transaction_type, status),
 		d AS (
-			SELECT platform_id, env, scope, n FROM transaction_counts
-			UNION ALL SELECT platform_id, env, 'all', -c FROM t
-			UNION ALL SELECT platform_id, env, CASE WHEN customer_id IS NULL THEN 'platform' ELSE 'customer:' || customer_id END, -c FROM t)
-		SELECT platform_id, env, scope, CAST(SUM(n) AS BIGINT) FROM d GROUP BY platform_id, env, scope HAVING SUM(n) <> 0`)
+			SELECT platform_id, env, scope, transaction_type AS k, status, n FROM transaction_counts
+			UNION ALL SELECT platform_id, env, 'all', k, status, -c FROM t
+			UNION ALL SELECT platform_id, env, CASE WHEN customer_id IS NULL THEN 'platform' ELSE 'customer:' || customer_id END,
+				k, status, -c FROM t)
+		SELECT platform_id, env, scope || ' ' || k || ' ' || status, CAST(SUM(n) AS BIGINT) FROM d
+		GROUP BY platform_id, env, scope, k, status HAVING SUM(n) <> 0`)
 }
 
 // EventCountChecks: the counters behind totalCount of GET /events

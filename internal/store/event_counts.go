@@ -20,7 +20,7 @@ const eventScopePrefix = "event:"
 // countEvents adds n events of type typ of t to q's database transaction's
 // counts: 1 as one is queued, -1 as one is purged.
 func (q Q) countEvents(t Tenant, typ string, n int64) {
-	q.counts[countKey{t.PlatformID, t.Env, eventScopePrefix + typ}] += n
+	q.counts[countKey{platformID: t.PlatformID, env: t.Env, scope: eventScopePrefix + typ}] += n
 }
 
 // eventCounted reports whether f has a counter: the tenant's events, or one

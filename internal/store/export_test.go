@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"slices"
 )
 
@@ -30,43 +31,45 @@ func (db *DB) ExecRaw(ctx context.Context, query string, args ...any) error {
 // Migrate applies pending migrations again.
 func (db *DB) Migrate(ctx context.Context) error { return db.migrate(ctx) }
 
-// TransactionCounts returns each scope's counter (summed over shards) and
-// the true count of the scope, computed in Go from the transactions table,
-// keyed "platform/env/scope".
+// TransactionCounts returns each counter (scope, type and status; summed
+// over shards, none that sums to 0) and the true count of each, computed in
+// Go from the transactions table, keyed "platform/env/scope/type/status".
 func (db *DB) TransactionCounts(ctx context.Context) (counters, truth map[string]int64, err error) {
 	counters, truth = map[string]int64{}, map[string]int64{}
 	q := db.Read()
-	rows, err := q.query(ctx, "SELECT platform_id, env, scope, n FROM transaction_counts")
+	rows, err := q.query(ctx, "SELECT platform_id, env, scope, transaction_type, status, n FROM transaction_counts")
 	if err != nil {
 		return nil, nil, err
 	}
 	err = ledgerEachRow(rows, func(r *sql.Rows) error {
-		var p, e, s string
+		var p, e, s, k, st string
 		var n int64
-		if err := r.Scan(&p, &e, &s, &n); err != nil {
+		if err := r.Scan(&p, &e, &s, &k, &st, &n); err != nil {
 			return err
 		}
-		counters[p+"/"+e+"/"+s] += n
+		counters[p+"/"+e+"/"+s+"/"+k+"/"+st] += n
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err = q.query(ctx, "SELECT platform_id, env, customer_id FROM transactions")
+	maps.DeleteFunc(counters, func(_ string, n int64) bool { return n == 0 })
+	rows, err = q.query(ctx, "SELECT platform_id, env, customer_id, transaction_type, status FROM transactions")
 	if err != nil {
 		return nil, nil, err
 	}
 	err = ledgerEachRow(rows, func(r *sql.Rows) error {
-		var p, e string
+		var p, e, k, st string
 		var c sql.NullString
-		if err := r.Scan(&p, &e, &c); err != nil {
+		if err := r.Scan(&p, &e, &c, &k, &st); err != nil {
 			return err
 		}
-		truth[p+"/"+e+"/all"]++
+		kind := "/" + k + "/" + st
+		truth[p+"/"+e+"/all"+kind]++
 		if c.Valid {
-			truth[p+"/"+e+"/customer:"+c.String]++
+			truth[p+"/"+e+"/customer:"+c.String+kind]++
 		} else {
-			truth[p+"/"+e+"/platform"]++
+			truth[p+"/"+e+"/platform"+kind]++
 		}
 		return nil
 	})

@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,6 +88,18 @@ func checkCounters(t *testing.T, db *store.DB) map[string]int64 {
 	return got
 }
 
+// scopeTotal sums the counters of one scope ("platform/env/scope") over its
+// types and statuses.
+func scopeTotal(counters map[string]int64, scope string) int64 {
+	var n int64
+	for k, v := range counters {
+		if strings.HasPrefix(k, scope+"/") {
+			n += v
+		}
+	}
+	return n
+}
+
 // listAll pages through f and checks totalCount on every page against the
 // rows listed in all.
 func listAll(t *testing.T, q store.Q, tn store.Tenant, f store.TransactionFilter) int {
@@ -160,16 +175,24 @@ func TestTransactionCounts_ListTotals(t *testing.T) {
 			{store.TransactionFilter{PlatformCustomerID: "p-2"}, 4, true},
 			{store.TransactionFilter{PlatformCustomerID: "p-3"}, 0, true},
 			{store.TransactionFilter{PlatformCustomerID: "nobody"}, 0, true},
-			{store.TransactionFilter{Type: "OUTGOING"}, 3, false},
-			{store.TransactionFilter{CustomerID: cs[0], Status: "COMPLETED"}, 6, false},
-			{store.TransactionFilter{PlatformOnly: true, Type: "INCOMING"}, 1, false},
+			{store.TransactionFilter{Type: "OUTGOING"}, 3, true},
+			{store.TransactionFilter{Status: "COMPLETED", Descending: true}, 10, true},
+			{store.TransactionFilter{Type: "OUTGOING", Status: "COMPLETED"}, 1, true},
+			{store.TransactionFilter{Type: "CARD"}, 0, true},
+			{store.TransactionFilter{CustomerID: cs[0], Status: "COMPLETED"}, 6, true},
+			{store.TransactionFilter{CustomerID: cs[1], Type: "OUTGOING", Status: "PENDING"}, 1, true},
+			{store.TransactionFilter{PlatformOnly: true, Type: "INCOMING"}, 1, true},
+			{store.TransactionFilter{PlatformOnly: true, Status: "FAILED"}, 1, true},
+			{store.TransactionFilter{CustomerID: other, Status: "COMPLETED"}, 0, true}, // another tenant's customer
+			{store.TransactionFilter{Status: "COMPLETED", Reference: "ref-INCOMING"}, 9, false},
 			{store.TransactionFilter{Reference: "ref-INCOMING"}, 9, false},
 			{store.TransactionFilter{CreatedAfter: new(now.Add(3 * time.Second))}, 4, false},
 			// Another customer's platformCustomerId: no row, nothing counted.
 			{store.TransactionFilter{CustomerID: cs[0], PlatformCustomerID: "p-2"}, 0, true},
 			{store.TransactionFilter{CustomerID: cs[1], PlatformCustomerID: "p-2"}, 4, true},
 			{store.TransactionFilter{PlatformOnly: true, PlatformCustomerID: "p-2"}, 0, false},
-			{store.TransactionFilter{PlatformCustomerID: "p-2", Type: "INCOMING"}, 3, false},
+			{store.TransactionFilter{PlatformCustomerID: "p-2", Type: "INCOMING"}, 3, true},
+			{store.TransactionFilter{PlatformOnly: true, PlatformCustomerID: "p-2", Status: "COMPLETED"}, 0, false},
 		} {
 			if got := store.Counted(c.f); got != c.counted {
 				t.Errorf("%+v: counted %v, want %v", c.f, got, c.counted)
@@ -239,6 +262,108 @@ func TestTransactionCounts_InsideTxAndRollback(t *testing.T) {
 	})
 }
 
+// setStatus changes the status of transaction id of tn inside tx, as
+// transactions.Transitions does: read the row locked, write it back.
+func setStatus(tx *store.Tx, tn store.Tenant, id, status string) error {
+	row, err := tx.GetTransactionForUpdate(ctx, tn, id)
+	if err != nil {
+		return err
+	}
+	row.Status = status
+	return tx.UpdateTransaction(ctx, row)
+}
+
+// A status change moves the transaction's count from its old status to its
+// new one for its tenant and its owner: made alone, in the database
+// transaction that inserted it, there and back again, through the batch
+// committer, or rolled back; an update that leaves the status as it was
+// moves nothing. Every total by status stays exact, read from the counters.
+func TestTransactionCounts_StatusChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		p := mustPlatform(t, db, true)
+		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+		c := mustCustomers(t, db, tn, "p-1")[0]
+		now := db.Now().UTC().Truncate(time.Microsecond)
+		a, b := txnRow(tn, c, "OUTGOING", "PENDING", now), txnRow(tn, "", "OUTGOING", "PENDING", now)
+		mustInsert(t, db, a, b)
+		change := func(in func(context.Context, func(*store.Tx) error) error, id string, statuses ...string) {
+			t.Helper()
+			err := in(ctx, func(tx *store.Tx) error {
+				for _, st := range statuses {
+					if err := setStatus(tx, tn, id, st); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := func(byStatus map[string]int) {
+			t.Helper()
+			checkCounters(t, db)
+			for _, st := range []string{"PENDING", "PROCESSING", "COMPLETED", "FAILED"} {
+				for _, f := range []store.TransactionFilter{{Status: st}, {Status: st, Type: "OUTGOING"}} {
+					if n := listAll(t, db.Read(), tn, f); n != byStatus[st] {
+						t.Fatalf("%+v: %d, want %d", f, n, byStatus[st])
+					}
+				}
+			}
+		}
+		change(db.InTx, a.ID, "PROCESSING")
+		want(map[string]int{"PENDING": 1, "PROCESSING": 1})
+		change(db.InBatchTx, a.ID, "COMPLETED")
+		change(db.InTx, b.ID, "PROCESSING", "PENDING") // there and back
+		want(map[string]int{"PENDING": 1, "COMPLETED": 1})
+		change(db.InTx, a.ID, "COMPLETED") // other fields only
+		want(map[string]int{"PENDING": 1, "COMPLETED": 1})
+
+		// Inserted and moved on in one database transaction.
+		x := txnRow(tn, c, "OUTGOING", "PENDING", now)
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.CreateTransaction(ctx, x); err != nil {
+				return err
+			}
+			return setStatus(tx, tn, x.ID, "FAILED")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want(map[string]int{"PENDING": 1, "COMPLETED": 1, "FAILED": 1})
+		if n := listAll(t, db.Read(), tn, store.TransactionFilter{CustomerID: c, Status: "FAILED"}); n != 1 {
+			t.Fatalf("the customer's FAILED: %d", n)
+		}
+
+		// Rolled back, unknown, or outside a transaction: nothing moves.
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			if err := setStatus(tx, tn, b.ID, "COMPLETED"); err != nil {
+				return err
+			}
+			return fmt.Errorf("roll back")
+		})
+		if err == nil {
+			t.Fatal("no rollback")
+		}
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			gone := txnRow(tn, c, "OUTGOING", "COMPLETED", now)
+			return tx.UpdateTransaction(ctx, gone)
+		})
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown transaction: %v", err)
+		}
+		row, err := db.Read().GetTransaction(ctx, tn, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row.Status = "COMPLETED"
+		if err := db.Write().UpdateTransaction(ctx, row); err == nil {
+			t.Fatal("update outside a transaction accepted")
+		}
+		want(map[string]int{"PENDING": 1, "COMPLETED": 1, "FAILED": 1})
+	})
+}
+
 // The migration's backfill, and RebuildCounts (which replays
 // it), equal what the inserts counted one by one.
 func TestTransactionCounts_BackfillAndRebuild(t *testing.T) {
@@ -253,13 +378,14 @@ func TestTransactionCounts_BackfillAndRebuild(t *testing.T) {
 			if i%3 != 0 {
 				owner = cs[i%2]
 			}
-			mustInsert(t, db, txnRow(sbx, owner, "INCOMING", "COMPLETED", now), txnRow(prd, "", "INCOMING", "COMPLETED", now))
+			mustInsert(t, db, txnRow(sbx, owner, []string{"INCOMING", "OUTGOING", "CARD"}[i%3],
+				[]string{"COMPLETED", "PENDING", "FAILED", "PROCESSING"}[i%4], now),
+				txnRow(prd, "", "INCOMING", "COMPLETED", now))
 		}
 		incremental := checkCounters(t, db)
 
-		// Migration 0014 run on a database that already holds transactions.
-		for _, q := range []string{"DROP TABLE transaction_counts", "DROP INDEX transactions_platform_own",
-			"DELETE FROM schema_migrations WHERE version = 14"} {
+		// Migration 0066 run on a database that already holds transactions.
+		for _, q := range []string{"DROP TABLE transaction_counts", "DELETE FROM schema_migrations WHERE version = 66"} {
 			if err := db.ExecRaw(ctx, q); err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +401,8 @@ func TestTransactionCounts_BackfillAndRebuild(t *testing.T) {
 		if err := db.ExecRaw(ctx, `UPDATE transaction_counts SET n = n + 5 WHERE scope = 'all'`); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.ExecRaw(ctx, `INSERT INTO transaction_counts (platform_id, env, scope, shard, n) VALUES (?, ?, 'customer:gone', 3, 2)`,
+		if err := db.ExecRaw(ctx, `INSERT INTO transaction_counts (platform_id, env, scope, transaction_type, status, shard, n)
+			VALUES (?, ?, 'customer:gone', 'INCOMING', 'COMPLETED', 3, 2)`,
 			p.ID, store.EnvSandbox); err != nil {
 			t.Fatal(err)
 		}
@@ -333,8 +460,8 @@ func TestTransactionCounts_Concurrent(t *testing.T) {
 			t.Errorf("%d attempts for %d transactions: some were retried", calls.Load(), workers*each)
 		}
 		got := checkCounters(t, db)
-		if got[p.ID+"/sandbox/all"] != 2*workers*each {
-			t.Fatalf("all = %d", got[p.ID+"/sandbox/all"])
+		if n := scopeTotal(got, p.ID+"/sandbox/all"); n != 2*workers*each {
+			t.Fatalf("all = %d", n)
 		}
 		if n := listAll(t, db.Read(), tn, store.TransactionFilter{}); n != 2*workers*each {
 			t.Fatalf("listed %d", n)

@@ -125,7 +125,7 @@ func (q Q) CreateTransaction(ctx context.Context, x Transaction) (Transaction, e
 	if err != nil {
 		return Transaction{}, err
 	}
-	return stored, q.countTransaction(x.Tenant, x.CustomerID)
+	return stored, q.countTransaction(x.Tenant, x.CustomerID, x.Type, x.Status, 1)
 }
 
 // CreateTransactionAtCommit is CreateTransaction with the INSERT queued to
@@ -148,7 +148,7 @@ func (q Q) CreateTransactionAtCommit(ctx context.Context, x Transaction) (Transa
 	if err := q.queueWrite(transactionInsert(x)); err != nil {
 		return Transaction{}, err
 	}
-	return storedTransaction(x), q.countTransaction(x.Tenant, x.CustomerID)
+	return storedTransaction(x), q.countTransaction(x.Tenant, x.CustomerID, x.Type, x.Status, 1)
 }
 
 const transactionInsertCols = `id, platform_id, env, transaction_type, status, direction,
@@ -228,25 +228,56 @@ func jsonCol(s string) []byte {
 
 // UpdateTransaction writes the mutable fields of a transaction (status,
 // failure, settlement, rail, both sides' JSON, refund, hold, ledger transfer,
-// pending reason)
-// and updatedAt. ErrNotFound when the row is not the tenant's.
+// pending reason) and updatedAt, and moves its count from its old status to
+// its new one (q must be a Tx, as for CreateTransaction). ErrNotFound when
+// the row is not the tenant's.
 func (q Q) UpdateTransaction(ctx context.Context, x Transaction) error {
-	res, err := q.exec(ctx, `UPDATE transactions SET status = ?, failure_reason = ?, settled_at = ?, payment_rail = ?,
-		source = ?, destination = ?, refund = ?, hold_id = ?, ledger_transfer_id = ?, pending_reason = ?,
-		payment_instructions = ?, card_details = ?, updated_at = ? WHERE platform_id = ? AND env = ? AND id = ?`,
-		x.Status, x.FailureReason, nullMicros(x.SettledAt), x.PaymentRail, string(x.Source), string(x.Destination),
-		string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), x.PendingReason, string(x.PaymentInstructions),
-		string(x.CardDetails), toMicros(x.UpdatedAt),
-		x.Tenant.PlatformID, x.Tenant.Env, x.ID)
-	if err != nil {
+	if q.counts == nil {
+		return errUncounted
+	}
+	was, err := q.updateTransactionRow(ctx, x)
+	if err != nil || was.status == x.Status {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
+	if err := q.countTransaction(x.Tenant, was.customerID, was.kind, was.status, -1); err != nil {
 		return err
-	} else if n == 0 {
-		return ErrNotFound
 	}
-	return nil
+	return q.countTransaction(x.Tenant, was.customerID, was.kind, x.Status, 1)
+}
+
+// countedAs is what a transaction's counters know it by besides its tenant.
+type countedAs struct{ customerID, kind, status string }
+
+// updateTransactionRow writes UpdateTransaction's fields and answers what
+// the row was counted as before: on PostgreSQL from the same statement,
+// which locks the row before reading its status; on SQLite, whose one
+// writer holds the database, read just before.
+func (q Q) updateTransactionRow(ctx context.Context, x Transaction) (countedAs, error) {
+	const set = `status = ?, failure_reason = ?, settled_at = ?, payment_rail = ?, source = ?, destination = ?,
+		refund = ?, hold_id = ?, ledger_transfer_id = ?, pending_reason = ?, payment_instructions = ?,
+		card_details = ?, updated_at = ?`
+	args := []any{x.Status, x.FailureReason, nullMicros(x.SettledAt), x.PaymentRail, string(x.Source),
+		string(x.Destination), string(x.Refund), x.HoldID, iaNullString(x.LedgerTransferID), x.PendingReason,
+		string(x.PaymentInstructions), string(x.CardDetails), toMicros(x.UpdatedAt),
+		x.Tenant.PlatformID, x.Tenant.Env, x.ID}
+	var was countedAs
+	var customer sql.NullString
+	scan := func(r row) error {
+		err := r.Scan(&was.status, &was.kind, &customer)
+		was.customerID = customer.String
+		return classify(err)
+	}
+	if q.engine == Postgres {
+		return was, scan(q.queryRow(ctx, `UPDATE transactions t SET `+set+` FROM (SELECT id, status FROM transactions
+			WHERE platform_id = ? AND env = ? AND id = ? FOR UPDATE) o WHERE t.id = o.id
+			RETURNING o.status, t.transaction_type, t.customer_id`, args...))
+	}
+	if err := scan(q.queryRow(ctx, `SELECT status, transaction_type, customer_id FROM transactions
+		WHERE platform_id = ? AND env = ? AND id = ?`, args[len(args)-3:]...)); err != nil {
+		return was, err
+	}
+	_, err := q.exec(ctx, `UPDATE transactions SET `+set+` WHERE platform_id = ? AND env = ? AND id = ?`, args...)
+	return was, err
 }
 
 // SetTransactionAgent records the agent that initiated a transaction
