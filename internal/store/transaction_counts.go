@@ -38,9 +38,9 @@ type countKey struct{ platformID, env, scope, kind, status string }
 // before it commits (flushAtCommit).
 type countDeltas map[countKey]int64
 
-// errUncounted refuses a transaction insert outside InTx or InBatchTx,
-// before it writes anything: no one would add it to the counters.
-var errUncounted = errors.New("store: transactions are inserted inside InTx, which keeps their counts")
+// errUncounted refuses a transaction insert or update outside InTx or
+// InBatchTx, before it writes anything: no one would add it to the counters.
+var errUncounted = errors.New("store: transactions are inserted and updated inside InTx, which keeps their counts")
 
 // countTransaction adds n transactions of t, owned by customerID ("" for
 // the platform), of type typ and in status, to q's database transaction's
