@@ -223,16 +223,22 @@ func TestTransactionCounts_ListTotals(t *testing.T) {
 	})
 }
 
+// oneCustomer makes a platform with a customer ("p-1") in its sandbox, and
+// reads the store clock.
+func oneCustomer(t *testing.T, db *store.DB) (store.Tenant, string, time.Time) {
+	t.Helper()
+	p := mustPlatform(t, db, true)
+	tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
+	return tn, mustCustomers(t, db, tn, "p-1")[0], db.Now().UTC().Truncate(time.Microsecond)
+}
+
 // Inside a transaction that inserted rows, the total still includes them
 // (the counters only catch up at commit); a rolled-back insert is not
 // counted; inserting outside InTx is refused, writing nothing, rather than
 // left uncounted.
 func TestTransactionCounts_InsideTxAndRollback(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		p := mustPlatform(t, db, true)
-		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
-		c := mustCustomers(t, db, tn, "p-1")[0]
-		now := db.Now().UTC().Truncate(time.Microsecond)
+		tn, c, now := oneCustomer(t, db)
 		mustInsert(t, db, txnRow(tn, c, "INCOMING", "COMPLETED", now))
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			if _, err := tx.CreateTransaction(ctx, txnRow(tn, c, "INCOMING", "COMPLETED", now)); err != nil {
@@ -280,10 +286,7 @@ func setStatus(tx *store.Tx, tn store.Tenant, id, status string) error {
 // moves nothing. Every total by status stays exact, read from the counters.
 func TestTransactionCounts_StatusChanges(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		p := mustPlatform(t, db, true)
-		tn := store.Tenant{PlatformID: p.ID, Env: store.EnvSandbox}
-		c := mustCustomers(t, db, tn, "p-1")[0]
-		now := db.Now().UTC().Truncate(time.Microsecond)
+		tn, c, now := oneCustomer(t, db)
 		a, b := txnRow(tn, c, "OUTGOING", "PENDING", now), txnRow(tn, "", "OUTGOING", "PENDING", now)
 		mustInsert(t, db, a, b)
 		change := func(in func(context.Context, func(*store.Tx) error) error, id string, statuses ...string) {
