@@ -68,9 +68,10 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 	return tx.flushAtCommit(ctx)
 }
 
-// The transaction's increments are added in one statement a counter table
-// (transaction_counts, then event_counts), whose rows are in key order. Taking the counter locks last and in one global order is
-// what keeps them from deadlocking on PostgreSQL: a transfer records the
+// The transaction's increments are added in one statement per counter
+// table (transaction_counts, then event_counts), whose rows are in key
+// order. Taking the counter locks last and in one global order is what
+// keeps them from deadlocking on PostgreSQL: a transfer records the
 // sender's transaction before the ledger locks balances and the receiver's
 // after, so adding as each row is inserted would lock customer A's counter
 // then B's in one transfer and B's then A's in the reverse one. It also holds
@@ -78,9 +79,9 @@ func (tx *Tx) run(ctx context.Context, fn func(*Tx) error) error {
 // per database transaction, so each counter it touched (a scope, type and
 // status) is one row.
 //
-// flushAtCommit writes the outbox (events, queued writes) and the counts, in one statement on
-// PostgreSQL (execAll): the transaction's last, so the counter rows stay
-// locked only from there to the commit.
+// flushAtCommit writes the outbox (events, queued writes) and the counts,
+// in one statement on PostgreSQL (execAll): the transaction's last, so the
+// counter rows stay locked only from there to the commit.
 func (q Q) flushAtCommit(ctx context.Context) error {
 	return q.writeQueued(ctx, q.takeEvents(), q.takeWrites(), q.takeCounts()...)
 }
