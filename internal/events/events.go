@@ -45,7 +45,10 @@ func emit(tx *store.Tx, t store.Tenant, typ, resourceID string, data any, token 
 	if err != nil {
 		return Envelope{}, err
 	}
-	env := Envelope{ID: id.New(id.Event), Type: typ, Timestamp: tx.Now().UTC().Truncate(time.Microsecond), Data: raw}
+	// The id is stamped with the event's own time, so the id index bounds
+	// GET /events' time filters (store.ListEvents, id.Window).
+	now := tx.Now().UTC().Truncate(time.Microsecond)
+	env := Envelope{ID: id.At(id.Event, now), Type: typ, Timestamp: now, Data: raw}
 	b, err := env.encode()
 	if err != nil {
 		return Envelope{}, err
