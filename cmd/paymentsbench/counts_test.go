@@ -44,7 +44,7 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 				if _, err := tx.CreateTransaction(ctx, out); err != nil {
 					return err
 				}
-				if err := tx.QueueEvent(store.Event{ID: id.New(id.Event), Tenant: tn, Type: "OUTGOING_PAYMENT.COMPLETED",
+				if err := tx.QueueEvent(store.Event{ID: id.At(id.Event, now), Tenant: tn, Type: "OUTGOING_PAYMENT.COMPLETED",
 					ResourceID: out.ID, Envelope: []byte(`{}`), CreatedAt: now}); err != nil {
 					return err
 				}
@@ -81,6 +81,7 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 			if r := chk.EventCountChecks(ctx); !r.Pass {
 				t.Fatalf("after seeding: %s", r.Detail)
 			}
+			checkSeededEventIDs(t, chk)
 			for _, r := range chk.LedgerChecks(ctx) {
 				if !r.Pass {
 					t.Fatalf("after seeding: %s: %s", r.Name, r.Detail)
@@ -104,5 +105,35 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 				t.Log(r.Detail)
 			}
 		})
+	}
+}
+
+// checkSeededEventIDs fails unless every event's id is stamped with its
+// created_at's millisecond, as the server's are (id.At; the events' time
+// filters rely on it), and every delivery row names an event.
+func checkSeededEventIDs(t *testing.T, chk *dbChecker) {
+	t.Helper()
+	rows, err := chk.db.Query("SELECT id, created_at FROM events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var eid string
+		var micros int64
+		if err := rows.Scan(&eid, &micros); err != nil {
+			t.Fatal(err)
+		}
+		at := time.UnixMicro(micros)
+		if eid < id.Floor(id.Event, at) || eid >= id.Floor(id.Event, at.Add(time.Millisecond)) {
+			t.Fatalf("event %s created at %s: its id is not stamped with that millisecond", eid, at)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var orphans int
+	if err := chk.db.QueryRow("SELECT COUNT(*) FROM webhook_deliveries d WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id)").Scan(&orphans); err != nil || orphans != 0 {
+		t.Fatalf("%d delivery rows without their event (%v)", orphans, err)
 	}
 }

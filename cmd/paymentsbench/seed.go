@@ -182,7 +182,7 @@ func seedMain(ctx context.Context, args []string) error {
 		}
 	}
 	if *withEvents {
-		if err := cloneEvents(clone, suffix, shift); err != nil {
+		if err := cloneEvents(clone, engine, suffix, shift); err != nil {
 			return err
 		}
 	}
@@ -236,18 +236,36 @@ const templateTransactions = "(SELECT id FROM transactions WHERE ledger_transfer
 // originals: a clone's resource_id carries its suffix), named after their
 // transaction's clone, and their delivery rows, so GET /events lists as many
 // events a transaction as the load made. A clone's envelope is its
-// template's, unchanged: the list reads it as stored.
-func cloneEvents(clone func(table, where string, repl map[string]string) error, suffix, shift string) error {
+// template's, unchanged: the list reads it as stored. A clone's id is
+// stamped with its shifted created_at, as the server stamps an event's
+// (id.At), so the events' time filters read the seeded database as they
+// would a real one (the id's first 48 bits, then its template's tail and
+// the suffix).
+func cloneEvents(clone func(table, where string, repl map[string]string) error, engine, suffix, shift string) error {
 	if err := clone("events", "x.resource_id IN "+templateTransactions, map[string]string{
-		"id": "x.id || " + suffix, "resource_id": "x.resource_id || " + suffix, "created_at": "x.created_at " + shift,
+		"id": stampedEventID(engine, "x.id", "x.created_at "+shift) + " || " + suffix, "resource_id": "x.resource_id || " + suffix,
+		"created_at": "x.created_at " + shift,
 	}); err != nil {
 		return err
 	}
-	shifted := map[string]string{"event_id": "x.event_id || " + suffix}
+	shifted := map[string]string{"event_id": stampedEventID(engine, "x.event_id",
+		"(SELECT e.created_at FROM events e WHERE e.id = x.event_id) "+shift) + " || " + suffix}
 	for _, c := range []string{"window_start", "next_attempt_at", "delivered_at", "updated_at", "last_attempted_at"} {
 		shifted[c] = "x." + c + " " + shift
 	}
 	return clone("webhook_deliveries", "x.event_id IN (SELECT id FROM events WHERE resource_id IN "+templateTransactions+")", shifted)
+}
+
+// stampedEventID is SQL for the event id idCol ("Event:" and a UUIDv7) with
+// its 48-bit millisecond replaced by that of micros (microseconds since
+// 1970), as id.At stamps one.
+func stampedEventID(engine, idCol, micros string) string {
+	ms := "((" + micros + ") / 1000)"
+	stamp := "printf('%08x-%04x', " + ms + " >> 16, " + ms + " & 65535)"
+	if engine == "postgres" {
+		stamp = "lpad(to_hex(" + ms + " >> 16), 8, '0') || '-' || lpad(to_hex(" + ms + " & 65535), 4, '0')"
+	}
+	return "'Event:' || " + stamp + " || substr(" + idCol + ", 20)"
 }
 
 // rebuildBuckets recomputes the statement buckets, which the cloned
@@ -345,6 +363,7 @@ func readsMain(ctx context.Context, args []string) error {
 		EventsFirstPage   Latency `json:"listEventsFirstPage"`
 		EventsSecondPage  Latency `json:"listEventsSecondPage"`
 		EventsByType      Latency `json:"listEventsByTypeFirstPage"`
+		EventsLastHour    Latency `json:"listEventsLastHourFirstPage"`
 		PeakRSSBytes      int64   `json:"serverPeakRssBytes"`
 		PeakRSSIdleBytes  int64   `json:"serverPeakRssAfterStartBytes"`
 		TotalCountMatches bool    `json:"totalCountMatches"`
@@ -412,7 +431,8 @@ func readsMain(ctx context.Context, args []string) error {
 		"startDate": {end.Add(-24 * time.Hour).Format(time.RFC3339Nano)}, "endDate": {end.Format(time.RFC3339Nano)}, "limit": {"20"}}.Encode()); err != nil {
 		return err
 	}
-	if err := timeEvents(ctx, c, timeIt, &r.EventsFirstPage, &r.EventsSecondPage, &r.EventsByType); err != nil {
+	if err := timeEvents(ctx, c, timeIt, end.Add(-time.Hour), &r.EventsFirstPage, &r.EventsSecondPage, &r.EventsByType,
+		&r.EventsLastHour); err != nil {
 		return err
 	}
 	r.PeakRSSBytes = srv.PeakRSS()
@@ -431,6 +451,7 @@ func readsMain(ctx context.Context, args []string) error {
 	p("GET /events?limit=20 (first page)", r.EventsFirstPage)
 	p("GET /events?limit=20&cursor= (second page)", r.EventsSecondPage)
 	p("GET /events?limit=20&type=", r.EventsByType)
+	p("GET /events?limit=20&createdAfter= (last hour)", r.EventsLastHour)
 	fmt.Printf("  totalCount matches: %v; server peak RSS %.1f MiB (%.1f MiB after start)\n",
 		r.TotalCountMatches, float64(r.PeakRSSBytes)/(1<<20), float64(r.PeakRSSIdleBytes)/(1<<20))
 	if *jsonOut != "" {
@@ -445,9 +466,11 @@ func readsMain(ctx context.Context, args []string) error {
 	return nil
 }
 
-// timeEvents times GET /events: its first page, the page after it, and the
-// first page of one type (the first listed event's).
-func timeEvents(ctx context.Context, c *client, timeIt func(string) (Latency, error), first, second, byType *Latency) error {
+// timeEvents times GET /events: its first page, the page after it, the
+// first page of one type (the first listed event's), and the first page of
+// the events created since since (a webhook consumer's catch-up).
+func timeEvents(ctx context.Context, c *client, timeIt func(string) (Latency, error), since time.Time,
+	first, second, byType, window *Latency) error {
 	var page struct {
 		NextCursor string `json:"nextCursor"`
 		Data       []struct {
@@ -469,7 +492,10 @@ func timeEvents(ctx context.Context, c *client, timeIt func(string) (Latency, er
 			return err
 		}
 	}
-	*byType, err = timeIt("/events?limit=20&type=" + url.QueryEscape(page.Data[0].Type))
+	if *byType, err = timeIt("/events?limit=20&type=" + url.QueryEscape(page.Data[0].Type)); err != nil {
+		return err
+	}
+	*window, err = timeIt("/events?limit=20&createdAfter=" + url.QueryEscape(since.Format(time.RFC3339Nano)))
 	return err
 }
 
