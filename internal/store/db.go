@@ -160,6 +160,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := db.analyzeUnmeasuredIndexes(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: statistics of new indexes: %w", err)
+	}
 	if db.engine == Postgres {
 		cols, err := loadColumnTypes(ctx, db.read)
 		if err != nil {

@@ -187,6 +187,13 @@ func TestTransactionCounts_ListTotals(t *testing.T) {
 			{store.TransactionFilter{Status: "COMPLETED", Reference: "ref-INCOMING"}, 9, false},
 			{store.TransactionFilter{Reference: "ref-INCOMING"}, 9, false},
 			{store.TransactionFilter{CreatedAfter: new(now.Add(3 * time.Second))}, 4, false},
+			// A time window reads its rows' id range (transactionWindow).
+			{store.TransactionFilter{CreatedAfter: new(now.Add(3 * time.Second)), Descending: true}, 4, false},
+			{store.TransactionFilter{CreatedAfter: new(now.Add(time.Second)), CreatedBefore: new(now.Add(4 * time.Second))}, 4, false},
+			{store.TransactionFilter{CreatedAfter: new(now.Add(time.Second)), CreatedBefore: new(now.Add(4 * time.Second)),
+				CustomerID: cs[0], Descending: true}, 2, false},
+			{store.TransactionFilter{CreatedBefore: new(now)}, 6, false},
+			{store.TransactionFilter{CreatedAfter: new(now.Add(time.Hour))}, 0, false},
 			// Another customer's platformCustomerId: no row, nothing counted.
 			{store.TransactionFilter{CustomerID: cs[0], PlatformCustomerID: "p-2"}, 0, true},
 			{store.TransactionFilter{CustomerID: cs[1], PlatformCustomerID: "p-2"}, 4, true},

@@ -1,0 +1,11 @@
+-- GET /transactions with createdAfter or createdBefore counted its totalCount
+-- over the tenant's rows, and a window holding fewer rows than a page walked
+-- them all by id: 1 to 2 s each at 1M transactions (docs/benchmarks.md,
+-- "Twenty-ninth session"). A transaction's id is made with its quote, which
+-- may be executed much later, so its id cannot bound the window as an
+-- event's does (id.Window). This index can, for two entries a transfer: one
+-- read of it counts the window and finds its lowest and highest ids, and the
+-- page walks the tenant's ids between those (store.ListTransactions). Built
+-- in the migration's transaction: writes to transactions wait for it
+-- (seconds a million rows).
+CREATE INDEX IF NOT EXISTS transactions_by_created ON transactions (platform_id, env, created_at, id);
