@@ -81,7 +81,7 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 			if r := chk.EventCountChecks(ctx); !r.Pass {
 				t.Fatalf("after seeding: %s", r.Detail)
 			}
-			checkSeededEventIDs(t, chk)
+			checkSeededIDs(t, chk)
 			for _, r := range chk.LedgerChecks(ctx) {
 				if !r.Pass {
 					t.Fatalf("after seeding: %s: %s", r.Name, r.Detail)
@@ -108,32 +108,46 @@ func TestSeedKeepsTransactionCounts(t *testing.T) {
 	}
 }
 
-// checkSeededEventIDs fails unless every event's id is stamped with its
-// created_at's millisecond, as the server's are (id.At; the events' time
-// filters rely on it), and every delivery row names an event.
-func checkSeededEventIDs(t *testing.T, chk *dbChecker) {
+// checkSeededIDs fails unless every event's id, and every cloned
+// transaction's, is stamped with its created_at's millisecond, as the
+// server's events are (id.At) and as ids follow creation in a real database
+// (the time filters' reads rely on it), and unless every delivery row, every
+// event and every quote names a row that exists.
+func checkSeededIDs(t *testing.T, chk *dbChecker) {
 	t.Helper()
-	rows, err := chk.db.Query("SELECT id, created_at FROM events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var eid string
-		var micros int64
-		if err := rows.Scan(&eid, &micros); err != nil {
+	stamped := func(typ, query string) {
+		rows, err := chk.db.Query(query)
+		if err != nil {
 			t.Fatal(err)
 		}
-		at := time.UnixMicro(micros)
-		if eid < id.Floor(id.Event, at) || eid >= id.Floor(id.Event, at.Add(time.Millisecond)) {
-			t.Fatalf("event %s created at %s: its id is not stamped with that millisecond", eid, at)
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var rid string
+			var micros int64
+			if err := rows.Scan(&rid, &micros); err != nil {
+				t.Fatal(err)
+			}
+			at := time.UnixMicro(micros)
+			if rid < id.Floor(typ, at) || rid >= id.Floor(typ, at.Add(time.Millisecond)) {
+				t.Fatalf("%s created at %s: its id is not stamped with that millisecond", rid, at)
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil || n == 0 {
+			t.Fatalf("%s: %d rows checked (%v)", query, n, err)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	var orphans int
-	if err := chk.db.QueryRow("SELECT COUNT(*) FROM webhook_deliveries d WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id)").Scan(&orphans); err != nil || orphans != 0 {
-		t.Fatalf("%d delivery rows without their event (%v)", orphans, err)
+	stamped(id.Event, "SELECT id, created_at FROM events")
+	stamped(id.Transaction, "SELECT id, created_at FROM transactions WHERE id LIKE '%.%'")
+	for what, q := range map[string]string{
+		"delivery rows without their event": "SELECT COUNT(*) FROM webhook_deliveries d WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id)",
+		"events without their transaction":  "SELECT COUNT(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM transactions x WHERE x.id = e.resource_id)",
+		"quotes without their transaction":  "SELECT COUNT(*) FROM quotes q WHERE q.transaction_id <> '' AND NOT EXISTS (SELECT 1 FROM transactions x WHERE x.id = q.transaction_id)",
+	} {
+		var orphans int
+		if err := chk.db.QueryRow(q).Scan(&orphans); err != nil || orphans != 0 {
+			t.Fatalf("%d %s (%v)", orphans, what, err)
+		}
 	}
 }

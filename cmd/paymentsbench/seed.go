@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/id"
 	"github.com/paymentsd/paymentsd/internal/store"
 )
 
@@ -164,17 +166,25 @@ func seedMain(ctx context.Context, args []string) error {
 	if err := rebuildBuckets(ctx, *dbURL); err != nil {
 		return err
 	}
+	// A clone's id is stamped with its shifted created_at, as ids follow
+	// creation time in a real database (the time filters' reads rely on it);
+	// its quote and its events name it so.
+	txnID := func(idCol string) string {
+		return stampedID(engine, "Transaction", idCol, "(SELECT tt.created_at FROM transactions tt WHERE tt.id = "+idCol+") "+shift) +
+			" || " + suffix
+	}
 	if err := clone("transactions", "x.ledger_transfer_id IN (SELECT ltid FROM seed_templates)", map[string]string{
-		"id": "x.id || " + suffix, "ledger_transfer_id": "x.ledger_transfer_id || " + suffix,
-		"quote_id":   "CASE WHEN x.quote_id <> '' THEN x.quote_id || " + suffix + " ELSE '' END",
-		"created_at": "x.created_at " + shift, "updated_at": "x.updated_at " + shift,
+		"id":                 stampedID(engine, "Transaction", "x.id", "x.created_at "+shift) + " || " + suffix,
+		"ledger_transfer_id": "x.ledger_transfer_id || " + suffix,
+		"quote_id":           "CASE WHEN x.quote_id <> '' THEN x.quote_id || " + suffix + " ELSE '' END",
+		"created_at":         "x.created_at " + shift, "updated_at": "x.updated_at " + shift,
 		"settled_at": "x.settled_at " + shift,
 	}); err != nil {
 		return err
 	}
 	if *withQuotes {
 		if err := clone("quotes", "x.transaction_id IN "+templateTransactions, map[string]string{
-			"id": "x.id || " + suffix, "transaction_id": "x.transaction_id || " + suffix,
+			"id": "x.id || " + suffix, "transaction_id": txnID("x.transaction_id"),
 			"created_at": "x.created_at " + shift, "updated_at": "x.updated_at " + shift,
 			"expires_at": "x.expires_at " + shift, "executed_at": "x.executed_at " + shift,
 		}); err != nil {
@@ -182,7 +192,7 @@ func seedMain(ctx context.Context, args []string) error {
 		}
 	}
 	if *withEvents {
-		if err := cloneEvents(clone, engine, suffix, shift); err != nil {
+		if err := cloneEvents(clone, engine, suffix, shift, txnID); err != nil {
 			return err
 		}
 	}
@@ -234,21 +244,22 @@ const templateTransactions = "(SELECT id FROM transactions WHERE ledger_transfer
 
 // cloneEvents clones the events of the template transactions (the
 // originals: a clone's resource_id carries its suffix), named after their
-// transaction's clone, and their delivery rows, so GET /events lists as many
+// transaction's clone (txnID), and their delivery rows, so GET /events lists as many
 // events a transaction as the load made. A clone's envelope is its
 // template's, unchanged: the list reads it as stored. A clone's id is
 // stamped with its shifted created_at, as the server stamps an event's
 // (id.At), so the events' time filters read the seeded database as they
 // would a real one (the id's first 48 bits, then its template's tail and
 // the suffix).
-func cloneEvents(clone func(table, where string, repl map[string]string) error, engine, suffix, shift string) error {
+func cloneEvents(clone func(table, where string, repl map[string]string) error, engine, suffix, shift string,
+	txnID func(idCol string) string) error {
 	if err := clone("events", "x.resource_id IN "+templateTransactions, map[string]string{
-		"id": stampedEventID(engine, "x.id", "x.created_at "+shift) + " || " + suffix, "resource_id": "x.resource_id || " + suffix,
+		"id": stampedID(engine, id.Event, "x.id", "x.created_at "+shift) + " || " + suffix, "resource_id": txnID("x.resource_id"),
 		"created_at": "x.created_at " + shift,
 	}); err != nil {
 		return err
 	}
-	shifted := map[string]string{"event_id": stampedEventID(engine, "x.event_id",
+	shifted := map[string]string{"event_id": stampedID(engine, id.Event, "x.event_id",
 		"(SELECT e.created_at FROM events e WHERE e.id = x.event_id) "+shift) + " || " + suffix}
 	for _, c := range []string{"window_start", "next_attempt_at", "delivered_at", "updated_at", "last_attempted_at"} {
 		shifted[c] = "x." + c + " " + shift
@@ -256,16 +267,16 @@ func cloneEvents(clone func(table, where string, repl map[string]string) error, 
 	return clone("webhook_deliveries", "x.event_id IN (SELECT id FROM events WHERE resource_id IN "+templateTransactions+")", shifted)
 }
 
-// stampedEventID is SQL for the event id idCol ("Event:" and a UUIDv7) with
-// its 48-bit millisecond replaced by that of micros (microseconds since
-// 1970), as id.At stamps one.
-func stampedEventID(engine, idCol, micros string) string {
+// stampedID is SQL for the id idCol (typ, ":" and a UUIDv7) with its
+// 48-bit millisecond replaced by that of micros (microseconds since 1970),
+// as id.At stamps one.
+func stampedID(engine, typ, idCol, micros string) string {
 	ms := "((" + micros + ") / 1000)"
 	stamp := "printf('%08x-%04x', " + ms + " >> 16, " + ms + " & 65535)"
 	if engine == "postgres" {
 		stamp = "lpad(to_hex(" + ms + " >> 16), 8, '0') || '-' || lpad(to_hex(" + ms + " & 65535), 4, '0')"
 	}
-	return "'Event:' || " + stamp + " || substr(" + idCol + ", 20)"
+	return "'" + typ + ":' || " + stamp + " || substr(" + idCol + ", " + strconv.Itoa(len(typ)+15) + ")"
 }
 
 // rebuildBuckets recomputes the statement buckets, which the cloned
@@ -357,6 +368,8 @@ func readsMain(ctx context.Context, args []string) error {
 		ListByAccount     Latency `json:"listTransactionsByCustomerFirstPage"`
 		ListByStatus      Latency `json:"listTransactionsByStatusFirstPage"`
 		ListByType        Latency `json:"listTransactionsByTypeFirstPage"`
+		ListLastHour      Latency `json:"listTransactionsLastHourFirstPage"`
+		ListOneDay        Latency `json:"listTransactionsOneDayWeekAgoFirstPage"`
 		StatementAllTime  Latency `json:"balanceChangesAllTimeFirstPage"`
 		StatementOneDay   Latency `json:"balanceChangesLastDayFirstPage"`
 		Events            int64   `json:"events"`
@@ -423,6 +436,15 @@ func readsMain(ctx context.Context, args []string) error {
 	if r.ListByType, err = timeIt("/transactions?limit=20&type=OUTGOING"); err != nil {
 		return err
 	}
+	// Created in the last hour (the recent ones), and on one day a week
+	// back (a reconciliation's window).
+	if r.ListLastHour, err = timeIt("/transactions?limit=20&createdAfter=" + url.QueryEscape(end.Add(-time.Hour).Format(time.RFC3339Nano))); err != nil {
+		return err
+	}
+	if r.ListOneDay, err = timeIt("/transactions?limit=20&" + url.Values{"createdAfter": {end.Add(-8 * 24 * time.Hour).Format(time.RFC3339Nano)},
+		"createdBefore": {end.Add(-7 * 24 * time.Hour).Format(time.RFC3339Nano)}}.Encode()); err != nil {
+		return err
+	}
 	if r.StatementAllTime, err = timeIt("/internal-accounts/" + acct + "/balance-changes?" + url.Values{
 		"startDate": {"2020-01-01T00:00:00Z"}, "endDate": {end.Format(time.RFC3339Nano)}, "limit": {"20"}}.Encode()); err != nil {
 		return err
@@ -445,6 +467,8 @@ func readsMain(ctx context.Context, args []string) error {
 	p("GET /transactions?limit=20&customerId=", r.ListByAccount)
 	p("GET /transactions?limit=20&status=COMPLETED", r.ListByStatus)
 	p("GET /transactions?limit=20&type=OUTGOING", r.ListByType)
+	p("GET /transactions?limit=20&createdAfter= (1 h)", r.ListLastHour)
+	p("GET /transactions, created on a day a week ago", r.ListOneDay)
 	p("balance-changes, all time, limit 20", r.StatementAllTime)
 	p("balance-changes, last 24 h, limit 20", r.StatementOneDay)
 	fmt.Printf("  %d events\n", r.Events)
