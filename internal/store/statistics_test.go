@@ -57,3 +57,17 @@ func TestOpen_AnalyzesUnmeasuredIndexes(t *testing.T) {
 		t.Fatal("opening the store left an index without statistics beside measured ones")
 	}
 }
+
+// On SQLite, migrations sort in temporary files, and the writer goes back to
+// sorting in memory once they are done.
+func TestOpen_SQLiteWriterTempStoreAfterMigrating(t *testing.T) {
+	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "temp.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode int
+	if err := db.Write().QueryRowForTest(ctx, "PRAGMA temp_store", &mode); err != nil || mode != 2 {
+		t.Fatalf("the writer's temp_store is %d (%v), want 2 (MEMORY)", mode, err)
+	}
+}
