@@ -19,25 +19,30 @@ func (db *DB) RefreshPlannerStatistics(ctx context.Context) error {
 	if db.engine != Postgres {
 		return nil
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+	return db.analyzeEach(ctx, `SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
 		WHERE s.schemaname = current_schema()
 		AND s.n_mod_since_analyze > 50 + 0.1 * GREATEST(c.reltuples, 0)
 		AND COALESCE(GREATEST(s.last_analyze, s.last_autoanalyze), 'epoch') < now() - interval '30 seconds'`)
+}
+
+// analyzeEach runs ANALYZE on each table or index that query names.
+func (db *DB) analyzeEach(ctx context.Context, query string) error {
+	rows, err := db.read.QueryContext(ctx, query)
 	if err != nil {
 		return err
 	}
-	var tables []string
+	var names []string
 	err = ledgerEachRow(rows, func(r *sql.Rows) error {
-		var t string
-		err := r.Scan(&t)
-		tables = append(tables, t)
+		var name string
+		err := r.Scan(&name)
+		names = append(names, name)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	for _, t := range tables {
-		if _, err := db.write.ExecContext(ctx, `ANALYZE "`+strings.ReplaceAll(t, `"`, `""`)+`"`); err != nil {
+	for _, name := range names {
+		if _, err := db.write.ExecContext(ctx, `ANALYZE "`+strings.ReplaceAll(name, `"`, `""`)+`"`); err != nil {
 			return err
 		}
 	}
@@ -62,26 +67,7 @@ func (db *DB) analyzeUnmeasuredIndexes(ctx context.Context) error {
 	if err != nil || stats == 0 {
 		return err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT m.name FROM sqlite_master m WHERE m.type = 'index'
+	return db.analyzeEach(ctx, `SELECT m.name FROM sqlite_master m WHERE m.type = 'index'
 		AND m.tbl_name IN (SELECT tbl FROM sqlite_stat1)
 		AND m.name NOT IN (SELECT idx FROM sqlite_stat1 WHERE idx IS NOT NULL)`)
-	if err != nil {
-		return err
-	}
-	var unmeasured []string
-	err = ledgerEachRow(rows, func(r *sql.Rows) error {
-		var name string
-		err := r.Scan(&name)
-		unmeasured = append(unmeasured, name)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	for _, name := range unmeasured {
-		if _, err := db.write.ExecContext(ctx, `ANALYZE "`+strings.ReplaceAll(name, `"`, `""`)+`"`); err != nil {
-			return err
-		}
-	}
-	return nil
 }
