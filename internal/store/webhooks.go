@@ -78,10 +78,16 @@ func (q Q) GetDelivery(ctx context.Context, t Tenant, eventID string, lock bool)
 		query += q.forUpdate()
 	}
 	d, err := scanDelivery(q.queryRow(ctx, query, t.PlatformID, t.Env, eventID))
-	if errors.Is(err, ErrNotFound) {
-		return q.handedDelivery(ctx, t, eventID, lock)
+	if !errors.Is(err, ErrNotFound) {
+		return d, err
 	}
-	return d, err
+	if d, err = q.handedDelivery(ctx, t, eventID, lock); !errors.Is(err, ErrNotFound) {
+		return d, err
+	}
+	// One commit writes a hand-over's row and deletes its journal entry: if
+	// it fell between the two reads (each its own snapshot under READ
+	// COMMITTED), neither saw the delivery, and the row is there now.
+	return scanDelivery(q.queryRow(ctx, query, t.PlatformID, t.Env, eventID))
 }
 
 // Claim is a delivery leased to one worker, with the event to send.
