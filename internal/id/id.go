@@ -35,9 +35,10 @@ func New(typ string) string {
 // At returns a fresh "<typ>:<uuidv7>" stamped with at rather than with the
 // clock: at's millisecond in its first 48 bits, the fraction of that
 // millisecond in the next 12 (1/4096 ms), 62 random bits after. A resource
-// whose id and created_at come from one reading of its store's clock sorts
-// by id exactly as by created_at, so a list filtered by creation time can
-// bound its id range (Window) and read only the window through an id index.
+// whose id and created_at come from one reading of its store's clock has an
+// id within a known distance of its created_at (below), so a list filtered
+// by creation time can bound its id range (Window) and read only the window
+// through an id index.
 //
 // Ids of one process follow each other as at does; one that would share
 // the last one's fraction, or come less than atReorder before it (two
