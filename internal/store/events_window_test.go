@@ -30,17 +30,7 @@ func TestListEvents_TimeWindowReadsItsIDRange(t *testing.T) {
 		older.ID = id.At(id.Event, older.CreatedAt.Add(-300*time.Microsecond)) // New, just before the clock read
 		forged := eventRow(tn, "INCOMING_PAYMENT.COMPLETED", "Transaction:w", at(3))
 		forged.ID = id.At(id.Event, at(8)) // breaks what the window relies on
-		rows = append(rows, older, forged)
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			for _, e := range rows {
-				if err := tx.QueueEvent(e); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		commitEvents(t, db, append(rows, older, forged)...)
 		from, to := at(2), at(5)
 		cases := []struct {
 			f    store.EventFilter

@@ -9,10 +9,9 @@ import (
 	"github.com/paymentsd/paymentsd/internal/store/storetest"
 )
 
-// handOver commits es through h and returns their claims.
-func handOver(t *testing.T, db *store.DB, h *fakeHandoff, es ...store.Event) []store.Claim {
+// commitEvents queues es in one database transaction and commits it.
+func commitEvents(t *testing.T, db *store.DB, es ...store.Event) {
 	t.Helper()
-	before := len(h.delivered)
 	if err := db.InTx(ctx, func(tx *store.Tx) error {
 		for _, e := range es {
 			if err := tx.QueueEvent(e); err != nil {
@@ -23,6 +22,13 @@ func handOver(t *testing.T, db *store.DB, h *fakeHandoff, es ...store.Event) []s
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// handOver commits es through h and returns their claims.
+func handOver(t *testing.T, db *store.DB, h *fakeHandoff, es ...store.Event) []store.Claim {
+	t.Helper()
+	before := len(h.delivered)
+	commitEvents(t, db, es...)
 	if len(h.delivered)-before != len(es) {
 		t.Fatalf("%d of %d handed over", len(h.delivered)-before, len(es))
 	}

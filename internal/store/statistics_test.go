@@ -22,17 +22,8 @@ func TestOpen_AnalyzesUnmeasuredIndexes(t *testing.T) {
 	}
 	measured := func(db *store.DB, index string) bool {
 		t.Helper()
-		var stats, n int
-		if err := db.Read().QueryRowForTest(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'sqlite_stat1'`, &stats); err != nil {
-			t.Fatal(err)
-		}
-		if stats == 0 {
-			return false
-		}
-		if err := db.Read().QueryRowForTest(ctx, `SELECT COUNT(*) FROM sqlite_stat1 WHERE idx = '`+index+`'`, &n); err != nil {
-			t.Fatal(err)
-		}
-		return n > 0
+		return countRows(t, db, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'sqlite_stat1'`) > 0 &&
+			countRows(t, db, `SELECT COUNT(*) FROM sqlite_stat1 WHERE idx = '`+index+`'`) > 0
 	}
 	db := open()
 	mustInsert(t, db, txnRow(store.Tenant{PlatformID: mustPlatform(t, db, true).ID, Env: store.EnvSandbox}, "", "INCOMING",
