@@ -156,6 +156,7 @@ func (bt *batchTx) run(ctx context.Context, stmts []pipelined) (int, error) {
 		if pc == nil {
 			return fmt.Errorf("store: the PostgreSQL connection is a %T, not pgx's", dc)
 		}
+		withArrayCodecs(pc.TypeMap())
 		if bt.fresh.unnamed(stmts) {
 			var err error
 			failed, err = sendUnnamed(ctx, pc, stmts, log)

@@ -129,23 +129,39 @@ func readUnnamed(pc *pgx.Conn, rr *pgconn.ResultReader, s pipelined) error {
 	return rows.Err()
 }
 
-// textArgs gives byte slices as strings. Sent as text of unspecified type,
-// pgx would write a []byte in bytea's escaped form, and the server would
-// store those escapes in the text column it is bound for; the store has
-// no bytea columns, so a []byte argument is always text (a JSON document).
+// textArgs gives byte slices as strings, and a batch's columns
+// (pg_arrays.go) as the plain slices they are, which pgx types by their Go
+// type when the parameter's is unspecified. Sent as text of unspecified
+// type, pgx would write a []byte in bytea's escaped form, and the server
+// would store those escapes in the text column it is bound for; the store
+// has no bytea columns, so a []byte argument is always text (a JSON
+// document).
 func textArgs(args []any) []any {
 	out := args
 	for i, a := range args {
-		s, ok := bytesText(a)
+		v, ok := plainArg(a)
 		if !ok {
 			continue
 		}
 		if &out[0] == &args[0] {
 			out = append([]any(nil), args...)
 		}
-		out[i] = s
+		out[i] = v
 	}
 	return out
+}
+
+// plainArg is a, as textArgs sends it, when that differs.
+func plainArg(a any) (any, bool) {
+	switch c := a.(type) {
+	case textColumn:
+		return []*string(c), true
+	case int8Column:
+		return []*int64(c), true
+	case boolColumn:
+		return []*bool(c), true
+	}
+	return bytesText(a)
 }
 
 // bytesText is a []byte or json.RawMessage argument as the text it holds

@@ -84,7 +84,7 @@ func TestMergeInserts(t *testing.T) {
 		len(got[0].args) != 2 || got[1].sql != b.sql {
 		t.Fatalf("%+v", got)
 	}
-	ids, ns := got[0].args[0].([]*string), got[0].args[1].([]*int64)
+	ids, ns := got[0].args[0].(textColumn), got[0].args[1].(int8Column)
 	if len(ids) != 2 || *ids[1] != "q2" || len(ns) != 2 || *ns[0] != 1 {
 		t.Fatalf("%#v", got[0].args)
 	}

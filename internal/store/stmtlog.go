@@ -113,6 +113,12 @@ func loggedArg(v any) LoggedArg {
 		return LoggedArg{Type: "[]byte", Value: string(x)}
 	case time.Time:
 		return LoggedArg{Type: "time.Time", Value: x.Format(time.RFC3339Nano)}
+	case textColumn: // a batch's columns (pg_arrays.go), logged as the slices they are
+		return loggedArg([]*string(x))
+	case int8Column:
+		return loggedArg([]*int64(x))
+	case boolColumn:
+		return loggedArg([]*bool(x))
 	case driver.Valuer:
 		dv, err := x.Value()
 		if err == nil {

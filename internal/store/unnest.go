@@ -116,8 +116,9 @@ func unnestOf(types []string) string {
 }
 
 // columnArrays turns rows rows of len(types) values each (flat, row by row)
-// into one array a column: []*string, []*int64 or []*bool, nil for NULL.
-// It reports false when a value fits no array of its column's type.
+// into one array a column: a textColumn, int8Column or boolColumn
+// (pg_arrays.go), nil for NULL. It reports false when a value fits no array
+// of its column's type.
 func columnArrays(types []string, rows int, flat []any) ([]any, bool) {
 	width := len(types)
 	if width == 0 || len(flat) != rows*width {
@@ -128,11 +129,17 @@ func columnArrays(types []string, rows int, flat []any) ([]any, bool) {
 		var ok bool
 		switch t {
 		case "text":
-			out[c], ok = column(flat, c, width, rows, textValue)
+			var col []*string
+			col, ok = column(flat, c, width, rows, textValue)
+			out[c] = textColumn(col)
 		case "bigint", "integer":
-			out[c], ok = column(flat, c, width, rows, intValue)
+			var col []*int64
+			col, ok = column(flat, c, width, rows, intValue)
+			out[c] = int8Column(col)
 		case "boolean":
-			out[c], ok = column(flat, c, width, rows, boolValue)
+			var col []*bool
+			col, ok = column(flat, c, width, rows, boolValue)
+			out[c] = boolColumn(col)
 		}
 		if !ok {
 			return nil, false

@@ -13,7 +13,7 @@ func TestColumnArrays(t *testing.T) {
 	if !ok {
 		t.Fatal("refused")
 	}
-	texts, ints, bools, more := got[0].([]*string), got[1].([]*int64), got[2].([]*bool), got[3].([]*string)
+	texts, ints, bools, more := got[0].(textColumn), got[1].(int8Column), got[2].(boolColumn), got[3].(textColumn)
 	if *texts[0] != "a" || *texts[1] != "b" || *ints[0] != 1 || *ints[1] != 2 || !*bools[0] || bools[1] != nil ||
 		more[0] != nil || *more[1] != "c" {
 		t.Fatalf("%#v", got)
