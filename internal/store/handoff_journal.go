@@ -203,10 +203,11 @@ func (q Q) finishHanded(ctx context.Context, all []Finish, held []bool, idx []in
 	fs, scan, reset := heldBy(all, held, idx)
 	if q.engine == Postgres {
 		n := len(fs)
-		platforms, envs, attempts, windows := make([]string, n), make([]string, n), make([]int32, n), make([]int64, n)
+		platforms, envs, attempts, windows := make(textColumn, n), make(textColumn, n), make(int8Column, n), make(int8Column, n)
 		for i, f := range fs {
 			d := f.Handed
-			platforms[i], envs[i], attempts[i], windows[i] = d.Tenant.PlatformID, d.Tenant.Env, int32(d.Attempts), toMicros(d.WindowStart)
+			platforms[i], envs[i] = new(d.Tenant.PlatformID), new(d.Tenant.Env)
+			attempts[i], windows[i] = new(int64(d.Attempts)), new(toMicros(d.WindowStart))
 		}
 		args := append(finishArrays(fs, now), platforms, envs, attempts, windows, toMicros(now))
 		if queued {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -33,6 +34,14 @@ func (c textColumn) appendArray(buf []byte, elem uint32) ([]byte, error) {
 	if elem != pgtype.TextOID {
 		return nil, fmt.Errorf("store: a text column sent as an array of type %d", elem)
 	}
+	size := 20 // the header
+	for _, v := range c {
+		size += 4
+		if v != nil {
+			size += len(*v)
+		}
+	}
+	buf = slices.Grow(buf, size) // once: the values are the bulk of a batch's bytes
 	return appendElements(buf, c, elem, func(buf []byte, v string) ([]byte, error) {
 		if len(v) > math.MaxInt32 {
 			return nil, fmt.Errorf("store: a text value of %d bytes", len(v))

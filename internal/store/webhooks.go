@@ -496,17 +496,18 @@ const finishColumns = `event_id, token, state, next_at, delivered_at, a_id, a_at
 // a third of the statement's time).
 func finishArrays(fs []Finish, now time.Time) []any {
 	n := len(fs)
-	events, tokens, states := make([]string, n), make([]string, n), make([]string, n)
-	nexts, delivered := make([]int64, n), make([]*int64, n)
-	ids, urls, excerpts, errs := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
-	attempted, latencies := make([]*int64, n), make([]*int64, n)
-	statuses, peers := make([]*int32, n), make([]*int32, n)
-	platforms, envs := make([]*string, n), make([]*string, n)
-	for i, f := range fs {
-		events[i], tokens[i], states[i] = f.EventID, f.Token, f.Outcome.State
-		nexts[i] = toMicros(now)
+	events, tokens, states := make(textColumn, n), make(textColumn, n), make(textColumn, n)
+	nexts, delivered := make(int8Column, n), make(int8Column, n)
+	ids, urls, excerpts, errs := make(textColumn, n), make(textColumn, n), make(textColumn, n), make(textColumn, n)
+	attempted, latencies := make(int8Column, n), make(int8Column, n)
+	statuses, peers := make(int8Column, n), make(int8Column, n)
+	platforms, envs := make(textColumn, n), make(textColumn, n)
+	for i := range fs {
+		f := fs[i] // the columns point into this copy
+		events[i], tokens[i], states[i] = &f.EventID, &f.Token, &f.Outcome.State
+		nexts[i] = new(toMicros(now))
 		if !f.Outcome.NextAttemptAt.IsZero() {
-			nexts[i] = toMicros(f.Outcome.NextAttemptAt)
+			nexts[i] = new(toMicros(f.Outcome.NextAttemptAt))
 		}
 		if d := f.Outcome.DeliveredAt; d != nil {
 			delivered[i] = new(toMicros(*d))
@@ -516,11 +517,11 @@ func finishArrays(fs []Finish, now time.Time) []any {
 			platforms[i], envs[i] = &a.Tenant.PlatformID, &a.Tenant.Env
 			attempted[i], latencies[i] = new(toMicros(a.AttemptedAt)), new(a.LatencyMS)
 			if a.StatusCode != 0 {
-				statuses[i] = new(int32(a.StatusCode))
+				statuses[i] = new(int64(a.StatusCode))
 			}
-			peers[i] = new(int32(0))
+			peers[i] = new(int64(0))
 			if a.PeerPublic {
-				peers[i] = new(int32(1))
+				peers[i] = new(int64(1))
 			}
 		}
 	}
