@@ -535,16 +535,19 @@ func (s *Service) createQuote(ctx context.Context, t store.Tenant, req Request, 
 	if immediately && !scaPending {
 		ctx = s.declareExecution(ctx, t, r.plan, usd)
 	}
+	// Encoded here, not in the batch's function: that runs on the batch's
+	// one goroutine, one request after another.
+	rateDetails, err := json.Marshal(pr.RateDetails)
+	if err != nil {
+		return Quote{}, noX, err
+	}
+	var counterparty json.RawMessage
+	if len(req.SenderCustomerInfo) > 0 {
+		counterparty, _ = json.Marshal(req.SenderCustomerInfo)
+	}
 	err = s.DB.InBatchTx(ctx, func(tx *store.Tx) error {
 		ctx := context.WithoutCancel(ctx) // the batch's connection is shared
-		rateDetails, err := json.Marshal(pr.RateDetails)
-		if err != nil {
-			return err
-		}
-		var counterparty json.RawMessage
-		if len(req.SenderCustomerInfo) > 0 {
-			counterparty, _ = json.Marshal(req.SenderCustomerInfo)
-		}
+		var err error
 		received := pr.TotalReceivingAmount
 		x := transactions.New{
 			ID: q.TransactionID, Type: r.txType, Status: transactions.StatusPending, Direction: r.txDirection,
