@@ -54,17 +54,18 @@ func splitColumn(s string) textColumn {
 	return c
 }
 
+// null64 stands for NULL in intColumn's values.
+const null64 = math.MinInt64 + 1
+
 func intColumn(vals ...int64) int8Column {
 	c := make(int8Column, len(vals))
 	for i, v := range vals {
-		if v != math.MinInt64+1 { // the tests' NULL
+		if v != null64 {
 			c[i] = new(v)
 		}
 	}
 	return c
 }
-
-const null64 = math.MinInt64 + 1
 
 // The columns' binary arrays are byte for byte pgx's own, for every array
 // type a batch sends: with and without NULLs, empty, one element.
