@@ -505,10 +505,11 @@ func finishArrays(fs []Finish, now time.Time) []any {
 	for i := range fs {
 		f := fs[i] // the columns point into this copy
 		events[i], tokens[i], states[i] = &f.EventID, &f.Token, &f.Outcome.State
-		nexts[i] = new(toMicros(now))
-		if !f.Outcome.NextAttemptAt.IsZero() {
-			nexts[i] = new(toMicros(f.Outcome.NextAttemptAt))
+		next := f.Outcome.NextAttemptAt
+		if next.IsZero() {
+			next = now
 		}
+		nexts[i] = new(toMicros(next))
 		if d := f.Outcome.DeliveredAt; d != nil {
 			delivered[i] = new(toMicros(*d))
 		}
