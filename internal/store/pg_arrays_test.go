@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -36,6 +37,16 @@ func ourEncoding(oid uint32, c any) ([]byte, error) {
 }
 
 var errNotOurs = errors.New("the column was not encoded by its codec")
+
+// sameAsPgx checks that the codecs encode column (what) as pgx encodes
+// plain, the slice it is, for the array type oid.
+func sameAsPgx(t testing.TB, oid uint32, column, plain any, what string) {
+	t.Helper()
+	got, err := ourEncoding(oid, column)
+	if want := pgxEncoding(t, oid, plain); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s: %x, %v; pgx %x", what, got, err, want)
+	}
+}
 
 // splitColumn makes a text column of s: its parts split at '|', a part "~"
 // NULL (so a fuzzer's input covers empty arrays, NULLs and empty strings).
@@ -72,31 +83,18 @@ func intColumn(vals ...int64) int8Column {
 func TestColumnCodecs_AsPgxEncodes(t *testing.T) {
 	for _, s := range []string{"", "a", "a|b|c", "~", "a|~|", "|", "é|\x00|~|~"} {
 		c := splitColumn(s)
-		got, err := ourEncoding(pgtype.TextArrayOID, c)
-		if want := pgxEncoding(t, pgtype.TextArrayOID, []*string(c)); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("text %q: %x, %v; pgx %x", s, got, err, want)
-		}
+		sameAsPgx(t, pgtype.TextArrayOID, c, []*string(c), fmt.Sprintf("text %q", s))
 	}
-	ints := [][]int64{{}, {0}, {1, -1, math.MaxInt64, math.MinInt64}, {null64}, {5, null64, 7}}
-	for _, vals := range ints {
+	for _, vals := range [][]int64{{}, {0}, {1, -1, math.MaxInt64, math.MinInt64}, {null64}, {5, null64, 7}} {
 		c := intColumn(vals...)
-		got, err := ourEncoding(pgtype.Int8ArrayOID, c)
-		if want := pgxEncoding(t, pgtype.Int8ArrayOID, []*int64(c)); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("bigint %v: %x, %v; pgx %x", vals, got, err, want)
-		}
+		sameAsPgx(t, pgtype.Int8ArrayOID, c, []*int64(c), fmt.Sprintf("bigint %v", vals))
 	}
 	for _, vals := range [][]int64{{}, {0, math.MaxInt32, math.MinInt32}, {null64, -3}} {
 		c := intColumn(vals...)
-		got, err := ourEncoding(pgtype.Int4ArrayOID, c)
-		if want := pgxEncoding(t, pgtype.Int4ArrayOID, []*int64(c)); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("integer %v: %x, %v; pgx %x", vals, got, err, want)
-		}
+		sameAsPgx(t, pgtype.Int4ArrayOID, c, []*int64(c), fmt.Sprintf("integer %v", vals))
 	}
 	for _, c := range []boolColumn{{}, {new(true)}, {new(false), nil, new(true)}} {
-		got, err := ourEncoding(pgtype.BoolArrayOID, c)
-		if want := pgxEncoding(t, pgtype.BoolArrayOID, []*bool(c)); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("boolean %v: %x, %v; pgx %x", c, got, err, want)
-		}
+		sameAsPgx(t, pgtype.BoolArrayOID, c, []*bool(c), fmt.Sprintf("boolean %v", c))
 	}
 }
 
@@ -139,10 +137,7 @@ func FuzzColumnCodecs(f *testing.F) {
 	f.Add("", int64(math.MaxInt32)+1, false)
 	f.Fuzz(func(t *testing.T, s string, n int64, b bool) {
 		c := splitColumn(s)
-		got, err := ourEncoding(pgtype.TextArrayOID, c)
-		if want := pgxEncoding(t, pgtype.TextArrayOID, []*string(c)); err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("text %q: %x, %v; pgx %x", s, got, err, want)
-		}
+		sameAsPgx(t, pgtype.TextArrayOID, c, []*string(c), fmt.Sprintf("text %q", s))
 		ints := intColumn(n, null64, -n)
 		for _, oid := range []uint32{pgtype.Int8ArrayOID, pgtype.Int4ArrayOID} {
 			got, err := ourEncoding(oid, ints)
@@ -152,10 +147,7 @@ func FuzzColumnCodecs(f *testing.F) {
 			}
 		}
 		bools := boolColumn{new(b), nil}
-		if got, err := ourEncoding(pgtype.BoolArrayOID, bools); err != nil ||
-			!bytes.Equal(got, pgxEncoding(t, pgtype.BoolArrayOID, []*bool(bools))) {
-			t.Fatalf("boolean %v: %x, %v", b, got, err)
-		}
+		sameAsPgx(t, pgtype.BoolArrayOID, bools, []*bool(bools), fmt.Sprintf("boolean %v", b))
 	})
 }
 
